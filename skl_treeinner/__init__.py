@@ -1,0 +1,37 @@
+"""skl-treeinner: out-of-sample feature attributions for gradient boosted trees.
+
+The numerical core of paper 000 (Sun, AISTATS 2023):
+
+- :func:`predecomp`: per-row PreDecomp attributions (Def. 1, Eq. 10).
+- :func:`tree_inner`: per-feature TreeInner scores on any rows (Def. 4, Eq. 21);
+  on the training rows it equals the booster's total gain (Prop. 3), on
+  held-out rows noisy features score negative in expectation.
+- :func:`read_ensemble`: the library-neutral :class:`TreeEnsemble` behind both.
+"""
+
+from ._attribution import predecomp
+from ._ensemble import TreeEnsemble
+from ._importance import tree_inner
+from ._readers import read_model
+
+
+def read_ensemble(model) -> TreeEnsemble:
+    """Read a fitted model into the library-neutral :class:`TreeEnsemble`.
+
+    Parameters
+    ----------
+    model : xgboost.Booster or xgboost.XGBModel
+        A fitted gradient-boosted tree model.
+
+    Returns
+    -------
+    TreeEnsemble
+        Flat arrays of children, split features, node values p̂ (Eq. 7), hessian
+        covers, plus learning rate, λ, intercept and objective.
+    """
+    return read_model(model).ensemble
+
+
+__version__ = "0.1.0.dev0"
+
+__all__ = ["TreeEnsemble", "predecomp", "read_ensemble", "tree_inner", "__version__"]

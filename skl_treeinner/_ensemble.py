@@ -1,0 +1,322 @@
+"""A library-neutral representation of a fitted tree ensemble.
+
+Readers (one per boosting library, in :mod:`skl_treeinner._readers`) turn a
+model into a :class:`TreeEnsemble` of flat numpy arrays. Everything downstream
+(PreDecomp, TreeInner, ...) works on this representation only, so adding a
+library means adding a reader and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+from scipy import sparse
+
+from ._objectives import Objective
+
+__all__ = ["TreeEnsemble", "node_values_from_leaves"]
+
+
+@dataclass(frozen=True, eq=False)
+class TreeEnsemble:
+    """A fitted gradient-boosted tree ensemble as flat arrays.
+
+    All trees are concatenated: the nodes of tree ``m`` are the global indices
+    ``tree_offsets[m] <= t < tree_offsets[m + 1]``, and child pointers are
+    global indices too (``-1`` at leaves). Trees are stored in boosting order.
+
+    Parameters
+    ----------
+    tree_offsets : ndarray of shape (n_trees + 1,), int64
+        Start of each tree's nodes; ``tree_offsets[-1] == n_nodes``.
+    children_left, children_right : ndarray of shape (n_nodes,), int64
+        Global index of each node's children, ``-1`` at leaves.
+    feature : ndarray of shape (n_nodes,), int64
+        Split feature of inner nodes (column index of X), ``-1`` at leaves.
+    value : ndarray of shape (n_nodes,), float64
+        p̂_m(t) for every node: at leaves the leaf value as the model predicts
+        it (already multiplied by the learning rate); at inner nodes the
+        shrunk, ℓ2-regularised value of Eq. 7, p̂ = -α G_t / (H_t + λ).
+    cover : ndarray of shape (n_nodes,), float64
+        Sum of training hessians H_t in each node.
+    tree_group : ndarray of shape (n_trees,), int64
+        Output (class) each tree contributes to; all zeros for single-output
+        models.
+    iteration_indptr : ndarray of shape (n_iterations + 1,), int64
+        Trees of boosting iteration ``r`` are
+        ``iteration_indptr[r] <= m < iteration_indptr[r + 1]``. All trees of
+        one iteration were fitted to the gradient at the same margins.
+    learning_rate : float
+        Shrinkage α.
+    reg_lambda : float
+        ℓ2 penalty λ on leaf values.
+    intercept : ndarray of shape (n_outputs,), float64
+        Margin before the first tree (base score on the margin scale).
+    objective : Objective
+        Training loss, giving the gradients TreeInner needs.
+    n_features : int
+        Number of columns of X the model expects.
+    feature_names : tuple of str or None
+        Column names the model was trained with, if it knows them.
+    source : str
+        Short description of where the ensemble came from (for messages).
+
+    Notes
+    -----
+    A reader must supply p̂ for inner nodes; :func:`node_values_from_leaves`
+    computes it from the leaf values and hessian covers by the recurrence of
+    Eq. 23, which is exact for ℓ2-regularised leaves.
+    """
+
+    tree_offsets: np.ndarray
+    children_left: np.ndarray
+    children_right: np.ndarray
+    feature: np.ndarray
+    value: np.ndarray
+    cover: np.ndarray
+    tree_group: np.ndarray
+    iteration_indptr: np.ndarray
+    learning_rate: float
+    reg_lambda: float
+    intercept: np.ndarray
+    objective: Objective
+    n_features: int
+    feature_names: tuple[str, ...] | None = None
+    source: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        n_nodes = self.value.shape[0]
+        for name in ("children_left", "children_right", "feature", "cover"):
+            if getattr(self, name).shape != (n_nodes,):
+                raise ValueError(f"{name} must have shape ({n_nodes},)")
+        off = self.tree_offsets
+        if off[0] != 0 or off[-1] != n_nodes or np.any(np.diff(off) <= 0):
+            raise ValueError("tree_offsets must rise from 0 to n_nodes")
+        if self.tree_group.shape != (self.n_trees,):
+            raise ValueError(f"tree_group must have shape ({self.n_trees},)")
+        ind = self.iteration_indptr
+        if ind[0] != 0 or ind[-1] != self.n_trees or np.any(np.diff(ind) <= 0):
+            raise ValueError("iteration_indptr must rise from 0 to n_trees")
+        if self.intercept.shape != (self.n_outputs,):
+            raise ValueError(f"intercept must have shape ({self.n_outputs},)")
+        if np.any((self.tree_group < 0) | (self.tree_group >= self.n_outputs)):
+            raise ValueError("tree_group must index the model's outputs")
+        inner = self.children_left >= 0
+        if np.any(self.feature[inner] < 0) or np.any(
+            self.feature[inner] >= self.n_features
+        ):
+            raise ValueError("every inner node must split on a valid feature")
+        if not (self.learning_rate > 0):
+            raise ValueError("learning_rate must be positive")
+
+    # -- shape -----------------------------------------------------------------
+    @property
+    def n_trees(self) -> int:
+        """Number of trees."""
+        return self.tree_offsets.shape[0] - 1
+
+    @property
+    def n_nodes(self) -> int:
+        """Total number of nodes over all trees."""
+        return self.value.shape[0]
+
+    @property
+    def n_outputs(self) -> int:
+        """Number of margins the model predicts (classes for multi-class)."""
+        return self.objective.n_outputs
+
+    @property
+    def n_iterations(self) -> int:
+        """Number of boosting iterations (rounds)."""
+        return self.iteration_indptr.shape[0] - 1
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        """Boolean mask of leaves, shape (n_nodes,)."""
+        return self.children_left < 0
+
+    @cached_property
+    def tree_iteration(self) -> np.ndarray:
+        """Boosting iteration of each tree, shape (n_trees,)."""
+        return np.repeat(
+            np.arange(self.n_iterations), np.diff(self.iteration_indptr)
+        )
+
+    @cached_property
+    def node_tree(self) -> np.ndarray:
+        """Tree of each node, shape (n_nodes,)."""
+        return np.repeat(np.arange(self.n_trees), np.diff(self.tree_offsets))
+
+    @cached_property
+    def parent(self) -> np.ndarray:
+        """Global index of each node's parent, ``-1`` at roots and orphans."""
+        parent = np.full(self.n_nodes, -1, dtype=np.int64)
+        inner = np.flatnonzero(self.children_left >= 0)
+        parent[self.children_left[inner]] = inner
+        parent[self.children_right[inner]] = inner
+        return parent
+
+    @property
+    def root_value(self) -> np.ndarray:
+        """p̂_m(root) of every tree, shape (n_trees,)."""
+        return self.value[self.tree_offsets[:-1]]
+
+    @property
+    def bias(self) -> np.ndarray:
+        """Intercept plus Σ_m p̂_m(root) per output, shape (n_outputs,).
+
+        The constant of local accuracy (Prop. 1): PreDecomp summed over
+        features plus this bias equals the model's raw margin.
+        """
+        return self.intercept + np.bincount(
+            self.tree_group, weights=self.root_value, minlength=self.n_outputs
+        )
+
+    # -- PreDecomp on leaves -------------------------------------------------------
+    @cached_property
+    def path_table(self) -> sparse.csr_matrix:
+        """PreDecomp of every leaf, a sparse matrix (n_nodes, n_outputs * n_features).
+
+        Row ``t`` (a leaf) holds f_{m,k}(x) for any x reaching ``t`` (Def. 1,
+        Eq. 9): for each split on the path from the root, the change
+        p̂(child taken) - p̂(split node) is credited to the split feature, in
+        column ``group * n_features + feature`` where ``group`` is the output
+        of the leaf's tree. Rows of inner nodes are empty.
+        """
+        parent = self.parent
+        leaves = np.flatnonzero(self.is_leaf)
+        col_offset = self.tree_group[self.node_tree] * self.n_features
+        rows, cols, vals = [], [], []
+        origin, cur = leaves, leaves
+        # Walk up from every leaf at once: one step per depth level, never a
+        # loop over rows or trees.
+        while cur.size:
+            par = parent[cur]
+            has = par >= 0
+            origin, cur, par = origin[has], cur[has], par[has]
+            rows.append(origin)
+            cols.append(col_offset[par] + self.feature[par])
+            vals.append(self.value[cur] - self.value[par])
+            cur = par
+        shape = (self.n_nodes, self.n_outputs * self.n_features)
+        if not rows:
+            return sparse.csr_matrix(shape, dtype=np.float64)
+        table = sparse.csr_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+            shape=shape,
+        )
+        table.sum_duplicates()
+        return table
+
+    @cached_property
+    def _round_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """How trees map onto (iteration, output) pairs.
+
+        ``None`` in the common case where each pair holds exactly one tree,
+        in order (tree m is pair m). Otherwise ``(order, starts, key)``:
+        ``order`` permutes trees so that those of one pair are contiguous,
+        ``starts`` marks the first of each pair (for ``np.add.reduceat``), and
+        ``key`` is the pair ``iteration * n_outputs + output`` of each tree.
+        """
+        key = self.tree_iteration * self.n_outputs + self.tree_group
+        n_pairs = self.n_iterations * self.n_outputs
+        if n_pairs == self.n_trees and np.array_equal(key, np.arange(n_pairs)):
+            return None
+        order = np.argsort(key, kind="stable")
+        sorted_key = key[order]
+        starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+        if starts.size != n_pairs:
+            raise ValueError(
+                "every boosting iteration must hold at least one tree per output"
+            )
+        return order, starts, key
+
+    def staged_gradients(self, leaves: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Gradient g_{i,m} of the loss at f_[m-1](x_i) for every row and tree.
+
+        Parameters
+        ----------
+        leaves : ndarray of shape (n_samples, n_trees), int64
+            Global index of the leaf each row reaches in each tree.
+        y : ndarray of shape (n_samples,)
+            Target checked by the objective.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_trees), float64
+            The gradient each tree was fitted against: for a tree of
+            iteration r and output k, the k-th gradient at the margins of all
+            trees of iterations before r (plus the intercept).
+        """
+        n = leaves.shape[0]
+        per_tree = self.value[leaves]  # (n, n_trees) per-tree predictions
+        columns = self._round_columns
+        if columns is None:
+            per_round = per_tree
+        else:
+            order, starts, key = columns
+            per_round = np.add.reduceat(per_tree[:, order], starts, axis=1)
+        per_round = per_round.reshape(n, self.n_iterations, self.n_outputs)
+        # Margin before iteration r: intercept + sum over earlier iterations.
+        margin = np.cumsum(per_round, axis=1)
+        margin -= per_round
+        margin += self.intercept
+        grad = self.objective.gradient(margin, y).reshape(n, -1)
+        return grad if columns is None else grad[:, key]
+
+
+def node_values_from_leaves(
+    children_left: np.ndarray,
+    children_right: np.ndarray,
+    leaf_value: np.ndarray,
+    cover: np.ndarray,
+    reg_lambda: float,
+) -> np.ndarray:
+    """Inner-node values p̂ from leaf values by the recurrence of Eq. 23.
+
+    p̂(t) = [(H_l + λ) p̂(l) + (H_r + λ) p̂(r)] / (H_t + λ), with hessian sums H
+    in place of the counts of the paper's squared-error statement. If the
+    leaves are p̂ = -α G / (H + λ) (Eq. 7), so is every inner node, since
+    G_t = G_l + G_r. For any leaf values the result keeps local accuracy
+    (Prop. 1), which only needs values to telescope along paths.
+
+    Parameters
+    ----------
+    children_left, children_right : ndarray of shape (n_nodes,)
+        Global child indices, ``-1`` at leaves; may hold several trees.
+    leaf_value : ndarray of shape (n_nodes,)
+        Values at leaves; entries at inner nodes are ignored.
+    cover : ndarray of shape (n_nodes,)
+        Hessian sum H_t of every node.
+    reg_lambda : float
+        ℓ2 penalty λ.
+
+    Returns
+    -------
+    ndarray of shape (n_nodes,), float64
+    """
+    n_nodes = leaf_value.shape[0]
+    value = np.asarray(leaf_value, dtype=np.float64).copy()
+    inner = children_left >= 0
+    # Depth of every node from its root, top-down, one level at a time.
+    depth = np.full(n_nodes, -1, dtype=np.int64)
+    is_child = np.zeros(n_nodes, dtype=bool)
+    is_child[children_left[inner]] = True
+    is_child[children_right[inner]] = True
+    level = np.flatnonzero(~is_child)
+    d = 0
+    while level.size:
+        depth[level] = d
+        level = level[inner[level]]
+        level = np.concatenate([children_left[level], children_right[level]])
+        d += 1
+    weight = np.asarray(cover, dtype=np.float64) + reg_lambda
+    for d in range(int(depth.max(initial=0)) - 1, -1, -1):
+        t = np.flatnonzero((depth == d) & inner)
+        left, right = children_left[t], children_right[t]
+        value[t] = (weight[left] * value[left] + weight[right] * value[right]) / (
+            weight[t]
+        )
+    return value

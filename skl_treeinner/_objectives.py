@@ -1,0 +1,231 @@
+"""Library-neutral training objectives: target checks and loss gradients.
+
+TreeInner (paper 000, Def. 4, Eq. 20) needs, for every tree m and row i, the
+gradient g_{i,m} of the training loss at the margin f_[m-1](x_i) of the
+ensemble *before* tree m. Readers translate a library's objective into one of
+the classes here; everything downstream uses only ``gradient``.
+
+Every gradient must be exactly the one the booster used while growing its
+trees (including factors such as ``scale_pos_weight``): in-sample TreeInner
+equals the booster's total gain (Prop. 3) only then, and the tests check that
+equality against each library's own numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit, softmax
+
+__all__ = [
+    "Objective",
+    "SquaredError",
+    "PseudoHuber",
+    "SquaredLogError",
+    "Logistic",
+    "Poisson",
+    "Gamma",
+    "Tweedie",
+    "Softmax",
+]
+
+
+class Objective:
+    """Base class of a training objective.
+
+    Subclasses set ``name`` and ``n_outputs`` and implement
+    :meth:`gradient`. ``check_target`` validates a target that has already
+    been checked to be finite and one-dimensional.
+    """
+
+    name: str = ""
+    n_outputs: int = 1
+    is_classifier: bool = False
+
+    def gradient(self, margin: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """First derivative of the loss with respect to the margin.
+
+        Parameters
+        ----------
+        margin : ndarray of shape (n_samples, ..., n_outputs)
+            Raw margins (before the inverse link), last axis over outputs.
+        y : ndarray of shape (n_samples,)
+            Target, already passed through :meth:`check_target`.
+
+        Returns
+        -------
+        ndarray of the same shape as ``margin``
+        """
+        raise NotImplementedError
+
+    def check_target(self, y: np.ndarray) -> np.ndarray:
+        """Validate ``y`` for this objective and return it as float64."""
+        return np.asarray(y, dtype=np.float64)
+
+    def _y(self, y: np.ndarray, margin: np.ndarray) -> np.ndarray:
+        # Broadcast y of shape (n,) against margins of shape (n, ..., 1).
+        return y.reshape((-1,) + (1,) * (margin.ndim - 1))
+
+    def __repr__(self) -> str:
+        params = {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        inner = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        return f"{type(self).__name__}({inner})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and vars(self) == vars(other)
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(sorted(vars(self).items()))))
+
+
+def _require(cond: bool, objective: Objective, what: str) -> None:
+    if not cond:
+        raise ValueError(
+            f"y is not valid for the {objective.name!r} objective: {what}. "
+            "Pass the target the model was trained on."
+        )
+
+
+class SquaredError(Objective):
+    """Squared error, L = (y - f)^2 / 2, gradient f - y."""
+
+    name = "squared_error"
+
+    def gradient(self, margin, y):  # noqa: D102
+        return margin - self._y(y, margin)
+
+
+class PseudoHuber(Objective):
+    """Pseudo-Huber loss with slope delta: gradient z / sqrt(1 + (z/delta)^2)."""
+
+    name = "pseudo_huber"
+
+    def __init__(self, slope: float = 1.0):
+        self.slope = float(slope)
+
+    def gradient(self, margin, y):  # noqa: D102
+        z = margin - self._y(y, margin)
+        return z / np.sqrt(1.0 + (z / self.slope) ** 2)
+
+
+class SquaredLogError(Objective):
+    """Squared log error, L = (log1p(f) - log1p(y))^2 / 2 on the identity link."""
+
+    name = "squared_log_error"
+
+    def check_target(self, y):  # noqa: D102
+        y = super().check_target(y)
+        _require(bool(np.all(y > -1)), self, "every value must be greater than -1")
+        return y
+
+    def gradient(self, margin, y):  # noqa: D102
+        # XGBoost clips the prediction to > -1 + 1e-6 before taking the log.
+        p = np.maximum(margin, -1.0 + 1e-6)
+        return (np.log1p(p) - np.log1p(self._y(y, margin))) / (p + 1.0)
+
+
+class Logistic(Objective):
+    """Binary log-loss on the logit link: gradient (sigmoid(f) - y) * w_pos.
+
+    ``scale_pos_weight`` multiplies the gradient of rows whose label is
+    exactly 1, as XGBoost does.
+    """
+
+    name = "logistic"
+    is_classifier = True
+
+    def __init__(self, scale_pos_weight: float = 1.0):
+        self.scale_pos_weight = float(scale_pos_weight)
+
+    def check_target(self, y):  # noqa: D102
+        y = super().check_target(y)
+        _require(
+            bool(np.all((y >= 0) & (y <= 1))), self, "labels must lie in [0, 1]"
+        )
+        return y
+
+    def gradient(self, margin, y):  # noqa: D102
+        yy = self._y(y, margin)
+        g = expit(margin) - yy
+        if self.scale_pos_weight != 1.0:
+            g = g * np.where(yy == 1.0, self.scale_pos_weight, 1.0)
+        return g
+
+
+class Poisson(Objective):
+    """Poisson deviance on the log link: gradient exp(f) - y."""
+
+    name = "poisson"
+
+    def check_target(self, y):  # noqa: D102
+        y = super().check_target(y)
+        _require(bool(np.all(y >= 0)), self, "counts must be non-negative")
+        return y
+
+    def gradient(self, margin, y):  # noqa: D102
+        return np.exp(margin) - self._y(y, margin)
+
+
+class Gamma(Objective):
+    """Gamma deviance on the log link: gradient 1 - y exp(-f)."""
+
+    name = "gamma"
+
+    def check_target(self, y):  # noqa: D102
+        y = super().check_target(y)
+        _require(bool(np.all(y > 0)), self, "values must be positive")
+        return y
+
+    def gradient(self, margin, y):  # noqa: D102
+        return 1.0 - self._y(y, margin) * np.exp(-margin)
+
+
+class Tweedie(Objective):
+    """Tweedie deviance with power rho on the log link.
+
+    Gradient -y exp((1 - rho) f) + exp((2 - rho) f).
+    """
+
+    name = "tweedie"
+
+    def __init__(self, power: float = 1.5):
+        self.power = float(power)
+
+    def check_target(self, y):  # noqa: D102
+        y = super().check_target(y)
+        _require(bool(np.all(y >= 0)), self, "values must be non-negative")
+        return y
+
+    def gradient(self, margin, y):  # noqa: D102
+        rho = self.power
+        return -self._y(y, margin) * np.exp((1.0 - rho) * margin) + np.exp(
+            (2.0 - rho) * margin
+        )
+
+
+class Softmax(Objective):
+    """Multinomial log-loss over ``n_classes`` margins: gradient p_k - 1[y = k]."""
+
+    name = "softmax"
+    is_classifier = True
+
+    def __init__(self, n_classes: int):
+        self.n_classes = int(n_classes)
+
+    @property
+    def n_outputs(self) -> int:  # noqa: D102
+        return self.n_classes
+
+    def check_target(self, y):  # noqa: D102
+        y = super().check_target(y)
+        _require(
+            bool(np.all((y == np.round(y)) & (y >= 0) & (y < self.n_classes))),
+            self,
+            f"labels must be integers in [0, {self.n_classes})",
+        )
+        return y.astype(np.intp)
+
+    def gradient(self, margin, y):  # noqa: D102
+        g = softmax(margin, axis=-1)
+        yy = self._y(y, margin)
+        g -= np.arange(self.n_classes) == yy
+        return g

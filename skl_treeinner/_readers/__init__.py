@@ -1,0 +1,58 @@
+"""Readers: turn a fitted model of some library into a :class:`TreeEnsemble`.
+
+Each reader lives in its own module and is registered below by the types it
+accepts. Types are checked through ``sys.modules`` (like shap's
+``safe_isinstance``), so a library that the user never imported is never
+imported just to test a type.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from ._base import ModelReader
+
+__all__ = ["ModelReader", "read_model", "SUPPORTED_MODELS"]
+
+# (module that defines the types, type names, reader "module:class")
+_REGISTRY: list[tuple[str, tuple[str, ...], str]] = [
+    ("xgboost", ("Booster", "XGBModel"), "._xgboost:XGBoostReader"),
+]
+
+SUPPORTED_MODELS = (
+    "xgboost.Booster, xgboost.XGBRegressor, xgboost.XGBClassifier "
+    "(any xgboost.XGBModel with a tree booster)"
+)
+
+
+def _reader_class(model) -> type[ModelReader] | None:
+    for module_name, type_names, target in _REGISTRY:
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        types = tuple(getattr(module, name) for name in type_names)
+        if isinstance(model, types):
+            module_path, class_name = target.split(":")
+            reader_module = importlib.import_module(module_path, __name__)
+            return getattr(reader_module, class_name)
+    return None
+
+
+def read_model(model) -> ModelReader:
+    """Return a reader for ``model``.
+
+    Raises
+    ------
+    TypeError
+        If no reader supports the model's type.
+    """
+    if isinstance(model, ModelReader):
+        return model
+    cls = _reader_class(model)
+    if cls is None:
+        raise TypeError(
+            f"Cannot read a model of type {type(model).__module__}."
+            f"{type(model).__qualname__}. Supported models: {SUPPORTED_MODELS}."
+        )
+    return cls(model)

@@ -1,0 +1,120 @@
+"""The interface every reader implements, and input helpers they share."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._ensemble import TreeEnsemble
+
+__all__ = ["ModelReader", "feature_names_of", "n_rows", "slice_rows"]
+
+
+def feature_names_of(X) -> list[str] | None:
+    """Column names of a pandas or polars data frame, else ``None``."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "shape"):
+        return None
+    return [str(c) for c in columns]
+
+
+def n_rows(X) -> int:
+    """Number of rows of any supported X."""
+    num_row = getattr(X, "num_row", None)  # xgboost.DMatrix
+    if callable(num_row):
+        return int(num_row())
+    return int(X.shape[0])
+
+
+def slice_rows(X, start: int, stop: int):
+    """Rows ``start:stop`` of X, keeping its type (numpy, pandas, polars, sparse)."""
+    if callable(getattr(X, "slice", None)) and callable(getattr(X, "num_row", None)):
+        return X.slice(np.arange(start, stop))  # xgboost.DMatrix
+    if hasattr(X, "iloc"):
+        return X.iloc[start:stop]
+    if hasattr(X, "tocsr") and not hasattr(X, "indptr"):
+        X = X.tocsr()  # sparse formats without row slicing (COO)
+    return X[start:stop]
+
+
+class ModelReader:
+    """Base class of readers: a fitted model seen through a :class:`TreeEnsemble`.
+
+    A reader exposes the library-neutral ensemble plus the one thing that
+    must stay with the library: routing rows to leaves, which always uses the
+    booster's own routine so that missing values, default directions and
+    categorical splits are handled exactly as the booster handles them.
+    """
+
+    #: The model as a :class:`TreeEnsemble`.
+    ensemble: TreeEnsemble
+    #: Class labels of a classifier, in output order, or ``None``.
+    classes_: np.ndarray | None = None
+
+    def apply(self, X) -> np.ndarray:
+        """Leaf reached by every row in every tree.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_trees), int64
+            Global node index (into the ensemble's arrays) of the leaf.
+        """
+        raise NotImplementedError
+
+    def prepare_X(self, X):
+        """Check X's columns against the model and return X ready for ``apply``.
+
+        Raises ``ValueError`` on a wrong number of columns or, where both X
+        and the model carry names, on names that differ.
+        """
+        if isinstance(X, list | tuple):
+            X = np.asarray(X)
+        if not hasattr(X, "shape") and not callable(getattr(X, "num_col", None)):
+            raise TypeError(
+                "X must be a 2-D array, a scipy sparse matrix, a pandas or polars "
+                f"DataFrame, got {type(X).__qualname__}."
+            )
+        num_col = getattr(X, "num_col", None)
+        shape = (n_rows(X), int(num_col())) if callable(num_col) else X.shape
+        if len(shape) != 2:
+            raise ValueError(
+                f"X must be 2-D of shape (n_samples, n_features), got shape {shape}."
+            )
+        ens = self.ensemble
+        if shape[1] != ens.n_features:
+            raise ValueError(
+                f"X has {shape[1]} features, but the model was trained on "
+                f"{ens.n_features}. Pass the columns the model was trained on, "
+                "in the same order."
+            )
+        names = feature_names_of(X)
+        if names is not None and ens.feature_names is not None:
+            if list(ens.feature_names) != names:
+                missing = [n for n in ens.feature_names if n not in names]
+                extra = [n for n in names if n not in ens.feature_names]
+                detail = (
+                    f"missing {missing}, unexpected {extra}"
+                    if missing or extra
+                    else "same names in a different order"
+                )
+                raise ValueError(
+                    "The feature names of X differ from those the model was "
+                    f"trained on ({detail}). Select and order the columns as "
+                    f"in training: X[{list(ens.feature_names)!r}]."
+                )
+        return X
+
+    def encode_target(self, y: np.ndarray) -> np.ndarray:
+        """Map class labels to output indices (classifiers with ``classes_``)."""
+        if self.classes_ is None:
+            return y
+        classes = np.asarray(self.classes_)
+        idx = np.searchsorted(classes, y)
+        idx = np.clip(idx, 0, classes.size - 1)
+        bad = classes[idx] != y
+        if np.any(bad):
+            unknown = np.unique(np.asarray(y)[bad])[:5].tolist()
+            raise ValueError(
+                f"y holds labels {unknown} that the classifier was not trained "
+                f"on; its classes are {classes.tolist()}."
+            )
+        return idx.astype(np.float64)

@@ -1,0 +1,82 @@
+"""Input checks shared by the public functions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from ._readers import ModelReader
+from ._readers._base import n_rows, slice_rows
+
+__all__ = ["check_target", "check_sample_weight", "iter_leaf_chunks"]
+
+# Rows per chunk are chosen so that one (rows x trees) float64 array stays
+# near this many elements (8 MiB): memory stays O(rows x features) overall.
+_CHUNK_ELEMENTS = 1 << 20
+
+
+def check_target(y, n_samples: int, reader: ModelReader) -> np.ndarray:
+    """Validate ``y`` against X's rows and the model's objective."""
+    if y is None:
+        raise ValueError("y is required: TreeInner needs the target of every row.")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(
+            f"y must be 1-D of shape (n_samples,), got shape {y.shape}. "
+            "Multi-target models are not supported."
+        )
+    if y.shape[0] != n_samples:
+        raise ValueError(
+            f"y has {y.shape[0]} rows but X has {n_samples}; pass the target "
+            "of the same rows."
+        )
+    if reader.classes_ is not None:
+        y = reader.encode_target(y)
+    elif y.dtype.kind not in "biuf":
+        raise ValueError(
+            f"y must be numeric for this model, got dtype {y.dtype}. Encode "
+            "class labels as 0..n_classes-1, as the model was trained."
+        )
+    y = y.astype(np.float64)
+    bad = ~np.isfinite(y)
+    if np.any(bad):
+        rows = np.flatnonzero(bad)
+        raise ValueError(
+            f"y contains {rows.size} NaN or infinite value(s) (first at rows "
+            f"{rows[:5].tolist()}); drop those rows or impute the target."
+        )
+    return reader.ensemble.objective.check_target(y)
+
+
+def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
+    """Validate per-row weights; ``None`` stays ``None`` (all ones)."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight must have shape ({n_samples},), got {w.shape}."
+        )
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("sample_weight must be finite and non-negative.")
+    return w
+
+
+def iter_leaf_chunks(reader: ModelReader, X) -> Iterator[tuple[int, int, np.ndarray]]:
+    """Route X through the booster in row chunks.
+
+    Yields ``(start, stop, leaves)`` with ``leaves`` of shape
+    (stop - start, n_trees): the global node index of the leaf each row
+    reaches in each tree, from the booster's own routing.
+    """
+    n = n_rows(X)
+    step = max(256, _CHUNK_ELEMENTS // max(reader.ensemble.n_trees, 1))
+    if step >= n:
+        yield 0, n, reader.apply(X)
+        return
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        yield start, stop, reader.apply(slice_rows(X, start, stop))
