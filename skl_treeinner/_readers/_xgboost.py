@@ -8,6 +8,8 @@ that fail loudly if a release changes it):
   multiplied by eta, at leaves), ``sum_hessian`` (H_t) and ``base_weights``
   (-G/(H+λ) at inner nodes, not multiplied by eta); ``tree_info`` (output of
   each tree) and ``iteration_indptr`` (trees of each round).
+- ``gbtree_model_param.num_parallel_tree``: each tree of a boosted forest is
+  shrunk by eta / num_parallel_tree, the learning rate α of Eq. 7 for it.
 - ``save_config()``: eta, lambda, alpha, max_delta_step, monotone
   constraints and the objective with its parameters.
 - ``learner_model_param.base_score``: the intercept, on the probability scale
@@ -181,7 +183,9 @@ class XGBoostReader(ModelReader):
                 "are not supported; use multi_strategy='one_output_per_tree'."
             )
         tparam = gbm["tree_train_param"]
-        eta = float(tparam["eta"])
+        # Each tree of a boosted forest is shrunk by eta / num_parallel_tree.
+        n_parallel = int(model["gbtree_model_param"].get("num_parallel_tree", 1))
+        eta = float(tparam["eta"]) / n_parallel
         lam = float(tparam["lambda"])
         alpha = float(tparam["alpha"])
         max_delta_step = float(tparam["max_delta_step"])
