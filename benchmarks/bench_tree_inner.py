@@ -5,13 +5,15 @@ of ``booster.predict(DMatrix(X), pred_leaf=True)`` on the same rows, both
 timed side by side in this run. Also reports peak extra memory of tree_inner
 (tracemalloc sees numpy and scipy allocations, not XGBoost's C++ buffers).
 
-    python benchmarks/bench_tree_inner.py            # 10k rows, 100 features, 500 trees, depth 6
-    python benchmarks/bench_tree_inner.py --quick    # small smoke run (CI)
+    python benchmarks/bench_tree_inner.py          # 10k rows, 100 features,
+                                                   # 500 trees of depth 6
+    python benchmarks/bench_tree_inner.py --quick  # small smoke run (CI)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import tracemalloc
 
@@ -41,15 +43,19 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="tiny sizes for CI")
     args = ap.parse_args(argv)
     if args.quick:
-        args.rows, args.features, args.trees, args.depth, args.repeat = 500, 10, 20, 3, 1
+        args.rows, args.features, args.trees = 500, 10, 20
+        args.depth, args.repeat = 3, 1
 
     rng = np.random.default_rng(0)
     n, p = args.rows, args.features
     X = rng.normal(size=(2 * n, p))
     y = X[:, :5].sum(axis=1) + rng.normal(size=2 * n)
     model = xgb.XGBRegressor(
-        n_estimators=args.trees, max_depth=args.depth, learning_rate=0.1,
-        tree_method="hist", random_state=0,
+        n_estimators=args.trees,
+        max_depth=args.depth,
+        learning_rate=0.1,
+        tree_method="hist",
+        random_state=0,
     ).fit(X[:n], y[:n])
     booster = model.get_booster()
     X_val, y_val = X[n:], y[n:]
@@ -74,17 +80,25 @@ def main(argv=None):
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
 
-    print(f"rows={n} features={p} trees={args.trees} depth={args.depth} "
-          f"threads={booster.num_features() and model.n_jobs or 'default'}")
+    print(
+        f"rows={n} features={p} trees={args.trees} depth={args.depth} "
+        f"cores={os.cpu_count()} xgboost={xgb.__version__}"
+    )
     print(f"pred_leaf (incl. DMatrix)   best {t_leaf:.3f}s  median {m_leaf:.3f}s")
-    print(f"tree_inner (PreDecomp)      best {t_inner:.3f}s  median {m_inner:.3f}s"
-          f"  (of which reading the model {t_read:.3f}s)")
+    print(
+        f"tree_inner (PreDecomp)      best {t_inner:.3f}s  median {m_inner:.3f}s"
+        f"  (of which reading the model {t_read:.3f}s)"
+    )
     print(f"predecomp (n x p output)    best {t_pd:.3f}s")
-    print(f"ratio tree_inner / pred_leaf: best {t_inner / t_leaf:.2f}x, "
-          f"median {m_inner / m_leaf:.2f}x  (target <= 3x)")
-    print(f"peak Python-side memory of tree_inner: {peak / 2**20:.1f} MiB "
-          f"(X_val itself is {X_val.nbytes / 2**20:.1f} MiB; one rows x trees "
-          f"float64 array would be {n * args.trees * 8 / 2**20:.1f} MiB)")
+    print(
+        f"ratio tree_inner / pred_leaf: best {t_inner / t_leaf:.2f}x, "
+        f"median {m_inner / m_leaf:.2f}x  (target <= 3x)"
+    )
+    print(
+        f"peak Python-side memory of tree_inner: {peak / 2**20:.1f} MiB "
+        f"(X_val itself is {X_val.nbytes / 2**20:.1f} MiB; one rows x trees "
+        f"float64 array would be {n * args.trees * 8 / 2**20:.1f} MiB)"
+    )
 
 
 if __name__ == "__main__":

@@ -140,9 +140,7 @@ class TreeEnsemble:
     @cached_property
     def tree_iteration(self) -> np.ndarray:
         """Boosting iteration of each tree, shape (n_trees,)."""
-        return np.repeat(
-            np.arange(self.n_iterations), np.diff(self.iteration_indptr)
-        )
+        return np.repeat(np.arange(self.n_iterations), np.diff(self.iteration_indptr))
 
     @cached_property
     def node_tree(self) -> np.ndarray:

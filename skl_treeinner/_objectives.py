@@ -138,9 +138,7 @@ class Logistic(Objective):
 
     def check_target(self, y):  # noqa: D102
         y = super().check_target(y)
-        _require(
-            bool(np.all((y >= 0) & (y <= 1))), self, "labels must lie in [0, 1]"
-        )
+        _require(bool(np.all((y >= 0) & (y <= 1))), self, "labels must lie in [0, 1]")
         return y
 
     def gradient(self, margin, y):  # noqa: D102

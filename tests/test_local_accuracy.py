@@ -137,9 +137,11 @@ def test_paper_example_1_table_3():
         num_boost_round=1,
     )
     ens = read_ensemble(booster)
-    root, left, right = ens.value[0], ens.value[ens.children_left[0]], ens.value[
-        ens.children_right[0]
-    ]
+    root, left, right = (
+        ens.value[0],
+        ens.value[ens.children_left[0]],
+        ens.value[ens.children_right[0]],
+    )
     assert root == pytest.approx(0.0, abs=1e-7)
     split = ens.feature[0]
     expected = {0: (1 / 3, -1 / 2), 1: (-1 / 3, 1 / 2)}[split]  # Structure I / II

@@ -28,12 +28,16 @@ def same(a, b, path="$"):
         assert a == b or (isinstance(b, float) and np.isclose(a, b)), path
 
 
+def assert_same_as_json(booster):
+    decoded = _ubjson.loads(bytes(booster.save_raw("ubj")))
+    same(decoded, json.loads(booster.save_raw("json")))
+
+
 @pytest.mark.parametrize("objective", ["reg:squarederror", "multi:softprob"])
 def test_decoder_matches_json(objective, data):
     X, y = data
     model, _ = fit(objective, X, y, n_estimators=5)
-    booster = model.get_booster()
-    same(_ubjson.loads(bytes(booster.save_raw("ubj"))), json.loads(booster.save_raw("json")))
+    assert_same_as_json(model.get_booster())
 
 
 def test_decoder_matches_json_with_categories_and_names():
@@ -45,18 +49,15 @@ def test_decoder_matches_json_with_categories_and_names():
     model = xgb.XGBRegressor(
         n_estimators=4, tree_method="hist", enable_categorical=True, max_cat_to_onehot=1
     ).fit(df, y)
-    booster = model.get_booster()
-    same(_ubjson.loads(bytes(booster.save_raw("ubj"))), json.loads(booster.save_raw("json")))
+    assert_same_as_json(model.get_booster())
 
 
 def test_decoder_grammar():
     # Hand-built document: untyped array with mixed values, count-less
     # containers, no-op markers, high-precision numbers and chars.
-    doc = (
-        b"{" + b"i\x01a" + b"[" + b"T" + b"F" + b"Z" + b"N" + b"D" + struct.pack(">d", 1.5)
-        + b"H" + b"i\x03" + b"2.5" + b"C" + b"x" + b"]"
-        + b"i\x01b" + b"[$l#i\x02" + struct.pack(">ii", -1, 7) + b"}"
-    )
+    first = b"i\x01a[TFZND" + struct.pack(">d", 1.5) + b"Hi\x032.5Cx]"
+    second = b"i\x01b[$l#i\x02" + struct.pack(">ii", -1, 7)
+    doc = b"{" + first + second + b"}"
     out = _ubjson.loads(doc)
     assert out["a"] == [True, False, None, 1.5, 2.5, "x"]
     assert out["b"].dtype == np.int32 and out["b"].tolist() == [-1, 7]

@@ -54,9 +54,7 @@ def test_inner_base_weights_are_unshrunk_regularised_values(tree_method, data):
     trees = raw["learner"]["gradient_booster"]["model"]["trees"]
     bw = np.concatenate([t["base_weights"] for t in trees]).astype(np.float64)
     inner = ~ens.is_leaf
-    np.testing.assert_allclose(
-        ens.value[inner], 0.3 * bw[inner], rtol=1e-4, atol=1e-7
-    )
+    np.testing.assert_allclose(ens.value[inner], 0.3 * bw[inner], rtol=1e-4, atol=1e-7)
 
 
 def test_pred_leaf_gives_node_ids(data):

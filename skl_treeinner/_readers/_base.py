@@ -18,7 +18,7 @@ def feature_names_of(X) -> list[str] | None:
 
 
 def n_rows(X) -> int:
-    """Number of rows of any supported X."""
+    """Return the number of rows of any supported X."""
     num_row = getattr(X, "num_row", None)  # xgboost.DMatrix
     if callable(num_row):
         return int(num_row())

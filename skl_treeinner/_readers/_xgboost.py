@@ -1,13 +1,14 @@
 """Reader for XGBoost models (``Booster`` and the scikit-learn wrappers).
 
-What we rely on inside XGBoost (checked by tests in ``tests/test_xgboost_reader.py``
-that fail loudly if a release changes it):
+What we rely on inside XGBoost (pinned by ``tests/test_xgboost_internals.py``,
+which fails loudly if a release changes it):
 
-- ``save_raw("ubj")`` (the binary form of the JSON model): per tree ``left_children``/``right_children`` (-1 at
-  leaves), ``split_indices``, ``split_conditions`` (the leaf value, already
-  multiplied by eta, at leaves), ``sum_hessian`` (H_t) and ``base_weights``
-  (-G/(H+λ) at inner nodes, not multiplied by eta); ``tree_info`` (output of
-  each tree) and ``iteration_indptr`` (trees of each round).
+- ``save_raw("ubj")`` (the binary form of the JSON model), per tree:
+  ``left_children``/``right_children`` (-1 at leaves), ``split_indices``,
+  ``split_conditions`` (at leaves the leaf value, already multiplied by eta),
+  ``sum_hessian`` (H_t) and ``base_weights`` (-G/(H+λ) at inner nodes, not
+  multiplied by eta); per model ``tree_info`` (output of each tree) and
+  ``iteration_indptr`` (trees of each round).
 - ``gbtree_model_param.num_parallel_tree``: each tree of a boosted forest is
   shrunk by eta / num_parallel_tree, the learning rate α of Eq. 7 for it.
 - ``save_config()``: eta, lambda, alpha, max_delta_step, monotone
