@@ -151,3 +151,20 @@ def test_paper_example_1_table_3():
     assert ens.cover[0] == pytest.approx(3.0)
     p_tilde = (2 * left + 1 * right) / 3
     assert abs(p_tilde) == pytest.approx(1 / 18, rel=1e-6)
+
+
+def test_polars_input_matches_numpy(data):
+    pl = pytest.importorskip("polars")
+    X, y = data
+    df = pd.DataFrame(X, columns=[f"c{i}" for i in range(6)])
+    model = xgb.XGBRegressor(n_estimators=10, max_depth=3).fit(pl.from_pandas(df), y)
+    assert model.get_booster().feature_names == list(df.columns)
+    frame = pl.from_pandas(df)
+    np.testing.assert_allclose(predecomp(model, frame), predecomp(model, X))
+    from skl_treeinner import tree_inner
+
+    np.testing.assert_allclose(
+        tree_inner(model, frame, pl.Series(y)), tree_inner(model, X, y)
+    )
+    with pytest.raises(ValueError, match="different order"):
+        predecomp(model, frame.select(reversed(frame.columns)))
