@@ -8,6 +8,10 @@ timed side by side in this run. Also reports peak extra memory of tree_inner
     python benchmarks/bench_tree_inner.py          # 10k rows, 100 features,
                                                    # 500 trees of depth 6
     python benchmarks/bench_tree_inner.py --quick  # small smoke run (CI)
+    python benchmarks/bench_tree_inner.py --treeshap  # also TreeSHAP (slow)
+
+With --treeshap it also times tree_inner(attribution="treeshap") against one
+full-ensemble TreeSHAP pass, ``predict(pred_contribs=True)`` (target <= 1.5x).
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ def main(argv=None):
     ap.add_argument("--depth", type=int, default=6)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="tiny sizes for CI")
+    ap.add_argument(
+        "--treeshap", action="store_true", help="also time TreeSHAP (one repeat)"
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.rows, args.features, args.trees = 500, 10, 20
@@ -75,6 +82,17 @@ def main(argv=None):
     t_read, _ = best_of(read, args.repeat)
     t_pd, _ = best_of(lambda: predecomp(model, X_val), max(1, args.repeat // 2))
 
+    if args.treeshap:
+
+        def contribs():
+            booster.predict(xgb.DMatrix(X_val), pred_contribs=True)
+
+        def inner_shap():
+            tree_inner(model, X_val, y_val, attribution="treeshap")
+
+        t_contribs, _ = best_of(contribs, 1)
+        t_inner_shap, _ = best_of(inner_shap, 1)
+
     tracemalloc.start()
     inner()
     _, peak = tracemalloc.get_traced_memory()
@@ -94,6 +112,13 @@ def main(argv=None):
         f"ratio tree_inner / pred_leaf: best {t_inner / t_leaf:.2f}x, "
         f"median {m_inner / m_leaf:.2f}x  (target <= 3x)"
     )
+    if args.treeshap:
+        print(f"pred_contribs (full TreeSHAP)      {t_contribs:.2f}s")
+        print(f"tree_inner (TreeSHAP per round)    {t_inner_shap:.2f}s")
+        print(
+            "ratio tree_inner(treeshap) / pred_contribs: "
+            f"{t_inner_shap / t_contribs:.2f}x  (target <= 1.5x)"
+        )
     print(
         f"peak Python-side memory of tree_inner: {peak / 2**20:.1f} MiB "
         f"(X_val itself is {X_val.nbytes / 2**20:.1f} MiB; one rows x trees "

@@ -231,8 +231,8 @@ class TreeEnsemble:
             )
         return order, starts, key
 
-    def staged_gradients(self, leaves: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Gradient g_{i,m} of the loss at f_[m-1](x_i) for every row and tree.
+    def iteration_gradients(self, leaves: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Gradient at the margin before every boosting iteration.
 
         Parameters
         ----------
@@ -243,10 +243,11 @@ class TreeEnsemble:
 
         Returns
         -------
-        ndarray of shape (n_samples, n_trees), float64
-            The gradient each tree was fitted against: for a tree of
-            iteration r and output k, the k-th gradient at the margins of all
-            trees of iterations before r (plus the intercept).
+        ndarray of shape (n_samples, n_iterations, n_outputs), float64
+            Entry ``[i, r, k]`` is the k-th output's loss gradient for row i at
+            the margin of all trees of iterations before r (plus the
+            intercept): what every tree of iteration r and output k was
+            fitted against.
         """
         n = leaves.shape[0]
         per_tree = self.value[leaves]  # (n, n_trees) per-tree predictions
@@ -254,15 +255,25 @@ class TreeEnsemble:
         if columns is None:
             per_round = per_tree
         else:
-            order, starts, key = columns
+            order, starts, _ = columns
             per_round = np.add.reduceat(per_tree[:, order], starts, axis=1)
         per_round = per_round.reshape(n, self.n_iterations, self.n_outputs)
         # Margin before iteration r: intercept + sum over earlier iterations.
         margin = np.cumsum(per_round, axis=1)
         margin -= per_round
         margin += self.intercept
-        grad = self.objective.gradient(margin, y).reshape(n, -1)
-        return grad if columns is None else grad[:, key]
+        return self.objective.gradient(margin, y)
+
+    def staged_gradients(self, leaves: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Gradient g_{i,m} of the loss at f_[m-1](x_i) for every row and tree.
+
+        The per-tree view of :meth:`iteration_gradients`: an array of shape
+        (n_samples, n_trees) whose column m is the gradient tree m was fitted
+        against.
+        """
+        grad = self.iteration_gradients(leaves, y).reshape(leaves.shape[0], -1)
+        columns = self._round_columns
+        return grad if columns is None else grad[:, columns[2]]
 
 
 def node_values_from_leaves(

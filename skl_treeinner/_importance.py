@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._readers import read_model
-from ._readers._base import n_rows
+from ._readers._base import n_rows, slice_rows
 from ._validation import check_sample_weight, check_target, iter_leaf_chunks
 
 __all__ = ["tree_inner"]
 
-_ATTRIBUTIONS = ("predecomp",)
+_ATTRIBUTIONS = ("predecomp", "treeshap")
 
 
 def tree_inner(model, X, y, *, attribution="predecomp", sample_weight=None):
@@ -40,8 +40,13 @@ def tree_inner(model, X, y, *, attribution="predecomp", sample_weight=None):
     y : array-like of shape (n_samples,)
         Target of those rows, on the scale the model was trained on (class
         indices 0..K-1 for XGBoost classifiers).
-    attribution : {"predecomp"}, default="predecomp"
-        Per-tree attribution r_{m,k}.
+    attribution : {"predecomp", "treeshap"}, default="predecomp"
+        Per-tree attribution r_{m,k}. ``"predecomp"`` is PreDecomp (Def. 1);
+        only it makes in-sample TreeInner equal total gain. ``"treeshap"`` is
+        each tree's own path-dependent TreeSHAP (paper 004), as the paper's
+        code uses it, computed by the booster's native routine on the model
+        sliced to one boosting round. It costs about one TreeSHAP pass over
+        the whole ensemble, far more than ``"predecomp"``.
     sample_weight : array-like of shape (n_samples,), default=None
         Weights of the inner product. Using the training weights on the
         training rows reproduces a weighted model's total gain.
@@ -66,11 +71,13 @@ def tree_inner(model, X, y, *, attribution="predecomp", sample_weight=None):
 
     Notes
     -----
-    Each tree's PreDecomp depends on a row only through the leaf it reaches,
-    so per tree the weighted residuals are summed per leaf (one bincount) and
-    multiplied by a (leaves x features) table of path contributions. The cost
-    is close to routing the rows through the trees, and memory stays
-    O(n_samples x n_features) by processing rows in chunks.
+    With PreDecomp, each tree's attribution depends on a row only through
+    the leaf it reaches, so per tree the weighted residuals are summed per
+    leaf (one bincount) and multiplied by a (leaves x features) table of path
+    contributions. The cost is close to routing the rows through the trees,
+    and memory stays O(n_samples x n_features) by processing rows in chunks.
+    TreeSHAP depends on more than the leaf, so it is computed per boosting
+    round and reduced with the residuals at once, never stored for all trees.
 
     References
     ----------
@@ -105,7 +112,16 @@ def tree_inner(model, X, y, *, attribution="predecomp", sample_weight=None):
     n = n_rows(X)
     y = check_target(y, n, reader)
     w = check_sample_weight(sample_weight, n)
-    # Weighted negative gradient summed per leaf, over all chunks of rows.
+    if attribution == "treeshap":
+        scores = _tree_inner_treeshap(reader, X, y, w)
+    else:
+        scores = _tree_inner_predecomp(reader, X, y, w)
+    return scores / ens.learning_rate
+
+
+def _tree_inner_predecomp(reader, X, y, w):
+    """Σ_m Σ_i f_{m,k}(x_i)(-g_{i,m}) w_i through per-leaf residual sums."""
+    ens = reader.ensemble
     leaf_residual = np.zeros(ens.n_nodes)
     for start, stop, leaves in iter_leaf_chunks(reader, X):
         residual = ens.staged_gradients(leaves, y[start:stop])
@@ -116,5 +132,23 @@ def tree_inner(model, X, y, *, attribution="predecomp", sample_weight=None):
             leaves.ravel(), weights=residual.ravel(), minlength=ens.n_nodes
         )
     scores = ens.path_table.T @ leaf_residual  # (n_outputs * n_features,)
-    scores = scores.reshape(ens.n_outputs, ens.n_features).sum(axis=0)
-    return scores / ens.learning_rate
+    return scores.reshape(ens.n_outputs, ens.n_features).sum(axis=0)
+
+
+def _tree_inner_treeshap(reader, X, y, w):
+    """Σ_r Σ_i φ_{r,k}(x_i)(-g_{i,r}) w_i with each iteration's own TreeSHAP.
+
+    All trees of one iteration and output were fitted to the same gradient and
+    TreeSHAP is additive over trees, so one TreeSHAP pass per iteration gives
+    the same sum as one per tree.
+    """
+    ens = reader.ensemble
+    scores = np.zeros(ens.n_features)
+    for start, stop, leaves in iter_leaf_chunks(reader, X):
+        residual = ens.iteration_gradients(leaves, y[start:stop])  # (n, R, K)
+        np.negative(residual, out=residual)
+        if w is not None:
+            residual *= w[start:stop, None, None]
+        for r, phi in reader.iteration_shap(slice_rows(X, start, stop)):
+            scores += np.einsum("ik,ikj->j", residual[:, r, :], phi)
+    return scores

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from .._ensemble import TreeEnsemble
@@ -59,6 +61,19 @@ class ModelReader:
             Global node index (into the ensemble's arrays) of the leaf.
         """
         raise NotImplementedError
+
+    def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:
+        """Path-dependent TreeSHAP of the trees of each boosting iteration.
+
+        Yields ``(r, values)`` for every iteration r, with ``values`` of shape
+        (n_samples, n_outputs, n_features): for output k, the TreeSHAP values
+        of the model made of iteration r's trees for output k alone (paper
+        004, Algorithm 2). TreeSHAP is additive over trees, so summing over
+        iterations gives the whole ensemble's SHAP values.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no per-iteration TreeSHAP yet."
+        )
 
     def prepare_X(self, X):
         """Check X's columns against the model and return X ready for ``apply``.

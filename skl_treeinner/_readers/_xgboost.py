@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from .. import _objectives as obj
 from .._ensemble import TreeEnsemble, node_values_from_leaves
 from ..exceptions import IdentityWarning
 from . import _ubjson as ubjson
-from ._base import ModelReader, feature_names_of
+from ._base import ModelReader, feature_names_of, n_rows
 
 __all__ = ["XGBoostReader"]
 
@@ -149,6 +150,7 @@ class XGBoostReader(ModelReader):
             raise TypeError(f"not an XGBoost model: {type(model)!r}")
         self.booster = booster
         self.ensemble = self._read(booster)
+        self._round_boosters = None
 
     # -- reading ---------------------------------------------------------------
     def _read(self, booster) -> TreeEnsemble:
@@ -302,6 +304,24 @@ class XGBoostReader(ModelReader):
         return super().prepare_X(X)
 
     def apply(self, X) -> np.ndarray:  # noqa: D102
+        leaves = self.booster.predict(self._dmatrix(X), pred_leaf=True)
+        leaves = leaves.reshape(leaves.shape[0], -1).astype(np.int64)
+        leaves += self.ensemble.tree_offsets[:-1]
+        return leaves
+
+    def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
+        # XGBoost computes contributions only for iteration ranges starting at
+        # 0, but a booster sliced to one round is a model of its own.
+        if self._round_boosters is None:
+            n_rounds = self.ensemble.n_iterations
+            self._round_boosters = [self.booster[r : r + 1] for r in range(n_rounds)]
+        dmat = self._dmatrix(X)
+        n, k, p = n_rows(X), self.ensemble.n_outputs, self.ensemble.n_features
+        for r, booster in enumerate(self._round_boosters):
+            contribs = booster.predict(dmat, pred_contribs=True)
+            yield r, contribs.reshape(n, k, p + 1)[:, :, :p]
+
+    def _dmatrix(self, X):
         import xgboost as xgb
 
         if isinstance(X, xgb.DMatrix):
@@ -317,10 +337,7 @@ class XGBoostReader(ModelReader):
                 # them from the data frame's dtypes, as DMatrix does.
                 kwargs["feature_types"] = None
             dmat = xgb.DMatrix(X, **kwargs)
-        leaves = self.booster.predict(dmat, pred_leaf=True)
-        leaves = leaves.reshape(leaves.shape[0], -1).astype(np.int64)
-        leaves += self.ensemble.tree_offsets[:-1]
-        return leaves
+        return dmat
 
 
 def objective_name(config: dict) -> str:
