@@ -48,8 +48,10 @@ class TreeEnsemble:
         Trees of boosting iteration ``r`` are
         ``iteration_indptr[r] <= m < iteration_indptr[r + 1]``. All trees of
         one iteration were fitted to the gradient at the same margins.
-    learning_rate : float
-        Shrinkage α.
+    learning_rate : float or ndarray of shape (n_trees,)
+        Shrinkage α_m of each tree (a float means the same for all). It is
+        constant within an iteration; it varies across iterations only under
+        a learning-rate schedule or training continued with another rate.
     reg_lambda : float
         ℓ2 penalty λ on leaf values.
     intercept : ndarray of shape (n_outputs,), float64
@@ -78,7 +80,7 @@ class TreeEnsemble:
     cover: np.ndarray
     tree_group: np.ndarray
     iteration_indptr: np.ndarray
-    learning_rate: float
+    learning_rate: np.ndarray
     reg_lambda: float
     intercept: np.ndarray
     objective: Objective
@@ -108,8 +110,15 @@ class TreeEnsemble:
             self.feature[inner] >= self.n_features
         ):
             raise ValueError("every inner node must split on a valid feature")
-        if not (self.learning_rate > 0):
+        lr = np.broadcast_to(
+            np.asarray(self.learning_rate, dtype=np.float64), (self.n_trees,)
+        ).copy()
+        object.__setattr__(self, "learning_rate", lr)
+        if not np.all(lr > 0):
             raise ValueError("learning_rate must be positive")
+        first = lr[self.iteration_indptr[:-1]]
+        if not np.array_equal(np.repeat(first, np.diff(ind)), lr):
+            raise ValueError("learning_rate must be constant within an iteration")
 
     # -- shape -----------------------------------------------------------------
     @property
@@ -131,6 +140,11 @@ class TreeEnsemble:
     def n_iterations(self) -> int:
         """Number of boosting iterations (rounds)."""
         return self.iteration_indptr.shape[0] - 1
+
+    @property
+    def iteration_learning_rate(self) -> np.ndarray:
+        """Shrinkage α of each boosting iteration, shape (n_iterations,)."""
+        return self.learning_rate[self.iteration_indptr[:-1]]
 
     @property
     def is_leaf(self) -> np.ndarray:
@@ -271,7 +285,8 @@ class TreeEnsemble:
         (n_samples, n_trees) whose column m is the gradient tree m was fitted
         against.
         """
-        grad = self.iteration_gradients(leaves, y).reshape(leaves.shape[0], -1)
+        grad = self.iteration_gradients(leaves, y)
+        grad = grad.reshape(leaves.shape[0], self.n_iterations * self.n_outputs)
         columns = self._round_columns
         return grad if columns is None else grad[:, columns[2]]
 

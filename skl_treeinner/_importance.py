@@ -20,11 +20,12 @@ def tree_inner(model, X, y, *, attribution="predecomp", sample_weight=None):
     over trees, of each tree's attribution with the negative gradient that
     tree was fitted against::
 
-        GFA(k) = -α⁻¹ Σ_m Σ_i w_i · r_{m,k}(x_i) · g_{i,m}
+        GFA(k) = -Σ_m α_m⁻¹ Σ_i w_i · r_{m,k}(x_i) · g_{i,m}
 
     where g_{i,m} is the loss gradient at the margin f_[m-1](x_i) of the
     trees before m (for squared error, -g = y - f_[m-1](x)), r_{m,k} is the
-    PreDecomp of tree m (Def. 1) and α the learning rate.
+    PreDecomp of tree m (Def. 1) and α_m its learning rate (the same for
+    every tree unless a schedule changed it).
 
     On the training rows (with ``subsample=1``) this equals the booster's
     total gain of each feature (Prop. 3). On held-out rows a feature the
@@ -107,20 +108,17 @@ def tree_inner(model, X, y, *, attribution="predecomp", sample_weight=None):
             f"{list(_ATTRIBUTIONS)}."
         )
     reader = read_model(model)
-    ens = reader.ensemble
     X = reader.prepare_X(X)
     n = n_rows(X)
     y = check_target(y, n, reader)
     w = check_sample_weight(sample_weight, n)
     if attribution == "treeshap":
-        scores = _tree_inner_treeshap(reader, X, y, w)
-    else:
-        scores = _tree_inner_predecomp(reader, X, y, w)
-    return scores / ens.learning_rate
+        return _tree_inner_treeshap(reader, X, y, w)
+    return _tree_inner_predecomp(reader, X, y, w)
 
 
 def _tree_inner_predecomp(reader, X, y, w):
-    """Σ_m Σ_i f_{m,k}(x_i)(-g_{i,m}) w_i through per-leaf residual sums."""
+    """Σ_m α_m⁻¹ Σ_i f_{m,k}(x_i)(-g_{i,m}) w_i through per-leaf residual sums."""
     ens = reader.ensemble
     leaf_residual = np.zeros(ens.n_nodes)
     for start, stop, leaves in iter_leaf_chunks(reader, X):
@@ -131,12 +129,13 @@ def _tree_inner_predecomp(reader, X, y, w):
         leaf_residual += np.bincount(
             leaves.ravel(), weights=residual.ravel(), minlength=ens.n_nodes
         )
+    leaf_residual /= ens.learning_rate[ens.node_tree]
     scores = ens.path_table.T @ leaf_residual  # (n_outputs * n_features,)
     return scores.reshape(ens.n_outputs, ens.n_features).sum(axis=0)
 
 
 def _tree_inner_treeshap(reader, X, y, w):
-    """Σ_r Σ_i φ_{r,k}(x_i)(-g_{i,r}) w_i with each iteration's own TreeSHAP.
+    """Σ_r α_r⁻¹ Σ_i φ_{r,k}(x_i)(-g_{i,r}) w_i with each iteration's TreeSHAP.
 
     All trees of one iteration and output were fitted to the same gradient and
     TreeSHAP is additive over trees, so one TreeSHAP pass per iteration gives
@@ -146,7 +145,7 @@ def _tree_inner_treeshap(reader, X, y, w):
     scores = np.zeros(ens.n_features)
     for start, stop, leaves in iter_leaf_chunks(reader, X):
         residual = ens.iteration_gradients(leaves, y[start:stop])  # (n, R, K)
-        np.negative(residual, out=residual)
+        residual *= -1.0 / ens.iteration_learning_rate[:, None]
         if w is not None:
             residual *= w[start:stop, None, None]
         for r, phi in reader.iteration_shap(slice_rows(X, start, stop)):

@@ -33,6 +33,14 @@ def check_target(y, n_samples: int, reader: ModelReader) -> np.ndarray:
             f"y has {y.shape[0]} rows but X has {n_samples}; pass the target "
             "of the same rows."
         )
+    if y.dtype.kind in "biuf":
+        bad = ~np.isfinite(y)
+        if np.any(bad):
+            rows = np.flatnonzero(bad)
+            raise ValueError(
+                f"y contains {rows.size} NaN or infinite value(s) (first at rows "
+                f"{rows[:5].tolist()}); drop those rows or impute the target."
+            )
     if reader.classes_ is not None:
         y = reader.encode_target(y)
     elif y.dtype.kind not in "biuf":
@@ -40,15 +48,7 @@ def check_target(y, n_samples: int, reader: ModelReader) -> np.ndarray:
             f"y must be numeric for this model, got dtype {y.dtype}. Encode "
             "class labels as 0..n_classes-1, as the model was trained."
         )
-    y = y.astype(np.float64)
-    bad = ~np.isfinite(y)
-    if np.any(bad):
-        rows = np.flatnonzero(bad)
-        raise ValueError(
-            f"y contains {rows.size} NaN or infinite value(s) (first at rows "
-            f"{rows[:5].tolist()}); drop those rows or impute the target."
-        )
-    return reader.ensemble.objective.check_target(y)
+    return reader.ensemble.objective.check_target(y.astype(np.float64))
 
 
 def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:

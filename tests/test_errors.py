@@ -57,8 +57,9 @@ def test_unfitted_model(data):
 def test_l1_regularisation_warns_and_keeps_local_accuracy(data):
     X, y = data
     model, target = fit("reg:squarederror", X, y, reg_alpha=5.0)
-    with pytest.warns(IdentityWarning, match=r"reg_alpha=5.*Prop\. 3"):
+    with pytest.warns(IdentityWarning, match=r"reg_alpha=5.*Prop\. 3") as record:
         values, bias = predecomp(model, X, return_bias=True)
+    assert record[0].filename == __file__  # points at the caller's line
     np.testing.assert_allclose(values.sum(1) + bias, margin(model, X), atol=1e-5)
     with pytest.warns(IdentityWarning):
         scores = tree_inner(model, X, target)
@@ -82,12 +83,30 @@ def test_monotone_constraints_warn(data):
         read_ensemble(model)
 
 
-def test_learning_rate_schedule_is_refused(data):
+def test_lambda_changed_between_fits_is_refused(data):
     X, y = data
-    sched = xgb.callback.LearningRateScheduler(lambda r: 0.3 if r < 5 else 0.05)
-    model = xgb.XGBRegressor(n_estimators=10, callbacks=[sched]).fit(X, y)
-    with pytest.raises(ValueError, match="learning rate"):
-        tree_inner(model, X, y)
+    first = xgb.train(
+        {"eta": 0.3, "lambda": 1.0, "max_depth": 3}, xgb.DMatrix(X, label=y), 5
+    )
+    both = xgb.train(
+        {"eta": 0.3, "lambda": 20.0, "max_depth": 3},
+        xgb.DMatrix(X, label=y),
+        5,
+        xgb_model=first,
+    )
+    with pytest.raises(ValueError, match="reg_lambda changed between training"):
+        tree_inner(both, X, y)
+
+
+def test_loaded_l1_model_is_refused_not_misread(data, tmp_path):
+    # A loaded model keeps no reg_alpha, so no warning can be given: the
+    # statistics must be recognised as not ℓ2 and refused.
+    X, y = data
+    model, _ = fit("reg:squarederror", X, 5 * y, reg_alpha=20.0, max_depth=4)
+    model.save_model(tmp_path / "m.json")
+    loaded = xgb.Booster(model_file=str(tmp_path / "m.json"))
+    with pytest.raises(ValueError, match="loaded from a file"):
+        tree_inner(loaded, X, 5 * y)
 
 
 def test_multi_output_trees_are_refused(data):
@@ -130,6 +149,8 @@ def test_column_vector_target_is_accepted(data):
 def test_bad_classification_target(data):
     X, y = data
     model, target = fit("multi:softprob", X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        tree_inner(model, X, np.where(target == 2, np.nan, target))
     with pytest.raises(ValueError, match=r"labels \[7\].*classes are \[0, 1, 2\]"):
         tree_inner(model, X, np.where(target == 2, 7, target))
     booster = model.get_booster()
@@ -169,3 +190,10 @@ def test_bad_sample_weight_and_attribution(data):
         tree_inner(model, X, y, sample_weight=-np.ones(400))
     with pytest.raises(ValueError, match=r"attribution='gain'.*\['predecomp'"):
         tree_inner(model, X, y, attribution="gain")
+
+
+def test_zero_rows(data):
+    X, y = data
+    model, target = fit("multi:softprob", X, y)
+    assert predecomp(model, X[:0]).shape == (0, 6, 3)
+    np.testing.assert_array_equal(tree_inner(model, X[:0], target[:0]), 0.0)

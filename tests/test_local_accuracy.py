@@ -168,3 +168,11 @@ def test_polars_input_matches_numpy(data):
     )
     with pytest.raises(ValueError, match="different order"):
         predecomp(model, frame.select(reversed(frame.columns)))
+
+
+def test_multiindex_columns(data):
+    X, y = data
+    cols = pd.MultiIndex.from_tuples([("a", i) for i in range(6)])
+    df = pd.DataFrame(X, columns=cols)
+    model = xgb.XGBRegressor(n_estimators=5).fit(df, y)
+    np.testing.assert_allclose(predecomp(model, df), predecomp(model, X))

@@ -6,7 +6,7 @@ import pytest
 import xgboost as xgb
 from conftest import OBJECTIVES, assert_total_gain, fit, make_data
 
-from skl_treeinner import tree_inner
+from skl_treeinner import predecomp, read_ensemble, tree_inner
 
 
 @pytest.mark.parametrize("tree_method", ["exact", "hist", "approx"])
@@ -162,3 +162,51 @@ def test_held_out_scores_separate_noise():
     assert in_sample[1] > 0.1 * in_sample[0]  # gain rewards the noise...
     assert held_out[1] < 0.01 * held_out[0]  # ...held-out TreeInner does not
     assert held_out[0] > 0
+
+
+def test_total_gain_with_learning_rate_schedule(data):
+    # α_m varies by round; each tree's own rate is recovered from its nodes.
+    X, y = data
+    sched = xgb.callback.LearningRateScheduler(lambda r: 0.3 if r < 5 else 0.05)
+    model = xgb.XGBRegressor(n_estimators=10, max_depth=3, callbacks=[sched])
+    model.fit(X, y)
+    ens = read_ensemble(model)
+    # XGBoost's callback sets the rate of round r + 1 from f(r).
+    np.testing.assert_allclose(ens.learning_rate, [0.3] * 6 + [0.05] * 4, rtol=1e-5)
+    assert_total_gain(tree_inner(model, X, y), model, 6)
+
+
+@pytest.mark.parametrize("fmt", ["json", "ubj"])
+@pytest.mark.parametrize("objective", ["reg:squarederror", "multi:softprob"])
+def test_loaded_model_with_non_default_parameters(objective, fmt, data, tmp_path):
+    """XGBoost saves no training parameters: eta and λ are read off the trees."""
+    X, y = data
+    model, target = fit(
+        objective, X, y, learning_rate=0.07, reg_lambda=6.0, max_depth=4
+    )
+    path = tmp_path / f"model.{fmt}"
+    model.save_model(path)
+    booster = xgb.Booster(model_file=str(path))
+    wrapper = type(model)()
+    wrapper.load_model(path)
+    expected = tree_inner(model, X, target)
+    for loaded in (booster, wrapper):
+        ens = read_ensemble(loaded)
+        np.testing.assert_allclose(ens.learning_rate, 0.07, rtol=1e-5)
+        assert ens.reg_lambda == pytest.approx(6.0, rel=1e-4)
+        scores = tree_inner(loaded, X, target)
+        assert_total_gain(scores, loaded, 6)
+        np.testing.assert_allclose(scores, expected, rtol=1e-4)
+        np.testing.assert_allclose(predecomp(loaded, X), predecomp(model, X), atol=1e-6)
+
+
+def test_training_continued_with_another_learning_rate(data):
+    X, y = data
+    dtrain = xgb.DMatrix(X, label=y)
+    first = xgb.train({"eta": 0.3, "max_depth": 3}, dtrain, 5)
+    both = xgb.train({"eta": 0.05, "max_depth": 3}, dtrain, 5, xgb_model=first)
+    np.testing.assert_allclose(
+        read_ensemble(both).learning_rate, [0.3] * 5 + [0.05] * 5, rtol=1e-5
+    )
+    assert_total_gain(tree_inner(both, X, y), both, 6)
+    assert_total_gain(tree_inner(both, X, y, attribution="predecomp"), both, 6)

@@ -61,6 +61,8 @@ def test_decoder_grammar():
     out = _ubjson.loads(doc)
     assert out["a"] == [True, False, None, 1.5, 2.5, "x"]
     assert out["b"].dtype == np.int32 and out["b"].tolist() == [-1, 7]
+    # no-op markers anywhere between values, also right before the end
+    assert _ubjson.loads(b"{NNi\x01aU\x01N}") == {"a": 1}
 
 
 @pytest.mark.parametrize(

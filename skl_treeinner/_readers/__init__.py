@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 
+from ..exceptions import IdentityWarning
 from ._base import ModelReader
 
 __all__ = ["ModelReader", "read_model", "SUPPORTED_MODELS"]
@@ -46,6 +48,13 @@ def read_model(model) -> ModelReader:
     ------
     TypeError
         If no reader supports the model's type.
+
+    Warns
+    -----
+    IdentityWarning
+        If the model was trained with settings that break Prop. 3. Call this
+        directly from a public function, so that the warning points at the
+        user's line.
     """
     if isinstance(model, ModelReader):
         return model
@@ -55,4 +64,16 @@ def read_model(model) -> ModelReader:
             f"Cannot read a model of type {type(model).__module__}."
             f"{type(model).__qualname__}. Supported models: {SUPPORTED_MODELS}."
         )
-    return cls(model)
+    reader = cls(model)
+    if reader.lost_identities:
+        warnings.warn(
+            "The model was trained with "
+            + ", ".join(reader.lost_identities)
+            + ". Node values are no longer p̂ = -αG/(H+λ) (Eq. 7): PreDecomp still "
+            "adds up to the prediction (Prop. 1), but TreeInner on the training "
+            "rows no longer equals total gain (Prop. 3). Refit without these "
+            "settings for the exact identities.",
+            IdentityWarning,
+            stacklevel=3,
+        )
+    return reader

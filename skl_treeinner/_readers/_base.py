@@ -16,7 +16,8 @@ def feature_names_of(X) -> list[str] | None:
     columns = getattr(X, "columns", None)
     if columns is None or not hasattr(X, "shape"):
         return None
-    return [str(c) for c in columns]
+    # XGBoost joins the levels of a pandas MultiIndex with a space.
+    return [" ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in columns]
 
 
 def n_rows(X) -> int:
@@ -33,9 +34,7 @@ def slice_rows(X, start: int, stop: int):
         return X.slice(np.arange(start, stop))  # xgboost.DMatrix
     if hasattr(X, "iloc"):
         return X.iloc[start:stop]
-    if hasattr(X, "tocsr") and not hasattr(X, "indptr"):
-        X = X.tocsr()  # sparse formats without row slicing (COO)
-    return X[start:stop]
+    return X[start:stop]  # numpy, polars, CSR (prepare_X converts other sparse)
 
 
 class ModelReader:
@@ -51,6 +50,8 @@ class ModelReader:
     ensemble: TreeEnsemble
     #: Class labels of a classifier, in output order, or ``None``.
     classes_: np.ndarray | None = None
+    #: Training settings that break Prop. 3 (each a short phrase); warned about.
+    lost_identities: list[str] = []
 
     def apply(self, X) -> np.ndarray:
         """Leaf reached by every row in every tree.
@@ -83,6 +84,8 @@ class ModelReader:
         """
         if isinstance(X, list | tuple):
             X = np.asarray(X)
+        if hasattr(X, "tocsr") and getattr(X, "format", "csr") != "csr":
+            X = X.tocsr()  # once, so that chunks slice rows cheaply
         if not hasattr(X, "shape") and not callable(getattr(X, "num_col", None)):
             raise TypeError(
                 "X must be a 2-D array, a scipy sparse matrix, a pandas or polars "

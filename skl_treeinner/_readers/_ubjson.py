@@ -122,10 +122,10 @@ class _Decoder:
                 key = self.string()
                 out[key] = self.value(kind)
             return out
-        while bytes(self.data[self.pos : self.pos + 1]) != b"}":
+        while self.marker() != b"}":
+            self.pos -= 1  # not a no-op or the end: the key's length marker
             key = self.string()
             out[key] = self.value()
-        self.pos += 1
         return out
 
 

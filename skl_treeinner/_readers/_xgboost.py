@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import json
 import re
-import warnings
 from collections.abc import Iterator
 
 import numpy as np
 
 from .. import _objectives as obj
 from .._ensemble import TreeEnsemble, node_values_from_leaves
-from ..exceptions import IdentityWarning
 from . import _ubjson as ubjson
 from ._base import ModelReader, feature_names_of, n_rows
 
@@ -109,6 +107,90 @@ def _intercept(base_score: str, objective_name: str, n_outputs: int) -> np.ndarr
 
 def _flag(value: str) -> float:
     return float(value) if value not in ("", None) else 0.0
+
+
+class _NodeStats:
+    """Per-node statistics of all trees, to recover p̂, λ and α exactly.
+
+    XGBoost stores leaf values (shrunk) and, at inner nodes, the unshrunk
+    weight w_t = -G_t / (H_t + λ) together with H_t. Since G_t = G_l + G_r,
+    these determine λ and each tree's learning rate α_m without the training
+    configuration, which XGBoost does not save with the model.
+    """
+
+    def __init__(self, left, right, is_leaf, leaf_value, cover, weight, tree):
+        self.left, self.right, self.is_leaf = left, right, is_leaf
+        self.leaf_value, self.cover, self.weight, self.tree = (
+            leaf_value,
+            cover,
+            weight,
+            tree,
+        )
+        self.inner = np.flatnonzero(~is_leaf)
+        self.n_trees = int(tree[-1]) + 1
+
+    def values(self, lam: float) -> np.ndarray:
+        """p̂ at every node: leaf values, then the Eq. 23 recurrence."""
+        return node_values_from_leaves(
+            self.left, self.right, self.leaf_value, self.cover, lam
+        )
+
+    def _errors(self, value, learning_rate):
+        t = self.inner
+        scale = np.zeros(self.n_trees)
+        np.maximum.at(scale, self.tree, np.abs(value))
+        err = np.abs(value[t] - learning_rate[self.tree[t]] * self.weight[t])
+        return err / (1e-4 * scale[self.tree[t]] + 1e-12)
+
+    def consistent(self, value, learning_rate) -> bool:
+        """Whether p̂ = α_m · w_t at every inner node, to float32 precision."""
+        return self.inner.size == 0 or bool(
+            np.all(self._errors(value, learning_rate) <= 1)
+        )
+
+    def worst_tree(self, value, learning_rate) -> int:
+        """Tree of the inner node that fits p̂ = α_m · w_t worst."""
+        return int(self.tree[self.inner[np.argmax(self._errors(value, learning_rate))]])
+
+    def infer_lambda(self, default: float) -> float:
+        """λ from inner nodes whose children are inner nodes too.
+
+        -w_t (H_t + λ) = -w_l (H_l + λ) - w_r (H_r + λ) gives, per node,
+        λ (w_t - w_l - w_r) = w_l H_l + w_r H_r - w_t H_t; solved by least
+        squares over all such nodes. Trees of depth <= 1 carry no such node;
+        then ``default`` is kept.
+        """
+        t = self.inner
+        left, right = self.left[t], self.right[t]
+        both = ~self.is_leaf[left] & ~self.is_leaf[right]
+        t, left, right = t[both], left[both], right[both]
+        if t.size == 0:
+            return default
+        w, h = self.weight, self.cover
+        d = w[t] - w[left] - w[right]
+        rhs = w[left] * h[left] + w[right] * h[right] - w[t] * h[t]
+        if not np.any(d):
+            return default
+        lam = max(float(d @ rhs / (d @ d)), 0.0)
+        return default if abs(lam - default) <= 1e-4 * max(1.0, default) else lam
+
+    def infer_learning_rate(self, value, default: float, indptr) -> np.ndarray:
+        """α by least squares of p̂ on w over the inner nodes of each iteration.
+
+        All trees of one boosting iteration share a learning rate; returns it
+        per tree, shape (n_trees,).
+        """
+        t = self.inner
+        n_iter = len(indptr) - 1
+        iteration = np.repeat(np.arange(n_iter), np.diff(indptr))[self.tree[t]]
+        num = np.bincount(iteration, value[t] * self.weight[t], n_iter)
+        den = np.bincount(iteration, self.weight[t] ** 2, n_iter)
+        rate = np.full(n_iter, default)
+        has = den > 0
+        rate[has] = num[has] / den[has]
+        # Keep the configured value exactly where it fits.
+        rate[np.abs(rate / default - 1) <= 1e-5] = default
+        return np.repeat(rate, np.diff(indptr))
 
 
 class XGBoostReader(ModelReader):
@@ -210,43 +292,51 @@ class XGBoostReader(ModelReader):
         feature = np.where(is_leaf, -1, cat("split_indices", np.int64))
         cover = cat("sum_hessian", np.float64)
         leaf_value = np.where(is_leaf, cat("split_conditions", np.float64), 0.0)
-        value = node_values_from_leaves(left, right, leaf_value, cover, lam)
-
         base_weights = cat("base_weights", np.float64)
-        weights = np.where(is_leaf, value / eta, base_weights)
-        clipped = max_delta_step > 0 and bool(
-            np.any(np.abs(weights) >= max_delta_step * (1 - 1e-6))
-        )
-        lost = []
-        if alpha > 0:
-            lost.append(f"reg_alpha={alpha:g} (L1 shrinks leaf values)")
-        if clipped:
-            lost.append(
-                f"max_delta_step={max_delta_step:g} (some leaf values were clipped)"
-            )
-        if has_monotone:
-            lost.append("monotone_constraints (leaf values were bounded)")
-        if lost:
-            warnings.warn(
-                "The XGBoost model was trained with "
-                + ", ".join(lost)
-                + ". Node values are no longer p̂ = -αG/(H+λ) (Eq. 7): PreDecomp "
-                "still adds up to the prediction (Prop. 1), but TreeInner on the "
-                "training rows no longer equals total gain (Prop. 3). For the "
-                "exact identities refit with reg_alpha=0, max_delta_step=0 and "
-                "no monotone constraints.",
-                IdentityWarning,
-                stacklevel=4,
-            )
-        else:
-            self._check_inner_values(value, base_weights * eta, is_leaf, offsets)
-
-        n_outputs = objective.n_outputs
-        tree_group = np.asarray(model["tree_info"], dtype=np.int64)
+        tree = np.repeat(np.arange(len(trees)), sizes)
         indptr = model.get("iteration_indptr")
         if indptr is None:  # XGBoost < 2.0 wrote no iteration_indptr
             per_round = len(trees) // booster.num_boosted_rounds()
             indptr = np.arange(0, len(trees) + 1, per_round)
+        indptr = np.asarray(indptr, dtype=np.int64)
+        stats = _NodeStats(left, right, is_leaf, leaf_value, cover, base_weights, tree)
+
+        lost = []
+        if alpha > 0:
+            lost.append(f"reg_alpha={alpha:g} (L1 shrinks leaf values)")
+        if has_monotone:
+            lost.append("monotone_constraints (leaf values were bounded)")
+        learning_rate = np.full(len(trees), eta)
+        value = stats.values(lam)
+        if max_delta_step > 0:
+            weights = np.where(is_leaf, value / eta, base_weights)
+            if np.any(np.abs(weights) >= max_delta_step * (1 - 1e-6)):
+                lost.append(
+                    f"max_delta_step={max_delta_step:g} (some leaf values were clipped)"
+                )
+        if not lost and not stats.consistent(value, learning_rate):
+            # The configuration does not describe these trees: the model was
+            # loaded from a file (XGBoost saves no training parameters), or
+            # eta or lambda changed during training. Infer both from the trees.
+            lam = stats.infer_lambda(default=lam)
+            value = stats.values(lam)
+            learning_rate = stats.infer_learning_rate(value, eta, indptr)
+            if not stats.consistent(value, learning_rate):
+                raise ValueError(
+                    f"Tree {stats.worst_tree(value, learning_rate)} of the XGBoost "
+                    "model does not have ℓ2-regularised node values p̂ = -αG/(H+λ) "
+                    "with one learning rate per tree, so PreDecomp and TreeInner "
+                    "cannot be computed exactly. This happens with reg_lambda "
+                    "changed between training continuations, leaf-refreshing "
+                    "updaters (process_type='update'), and, for a model loaded "
+                    "from a file (which keeps no training parameters), with "
+                    "reg_alpha > 0, a binding max_delta_step or monotone "
+                    "constraints. Refit without them."
+                )
+        self.lost_identities = lost
+
+        n_outputs = objective.n_outputs
+        tree_group = np.asarray(model["tree_info"], dtype=np.int64)
         intercept = _intercept(lmp["base_score"], objective_name(config), n_outputs)
         names = booster.feature_names
         return TreeEnsemble(
@@ -257,8 +347,8 @@ class XGBoostReader(ModelReader):
             value=value,
             cover=cover,
             tree_group=tree_group,
-            iteration_indptr=np.asarray(indptr, dtype=np.int64),
-            learning_rate=eta,
+            iteration_indptr=indptr,
+            learning_rate=learning_rate,
             reg_lambda=lam,
             intercept=intercept,
             objective=objective,
@@ -266,27 +356,6 @@ class XGBoostReader(ModelReader):
             feature_names=None if names is None else tuple(names),
             source=f"xgboost {objective_name(config)}",
         )
-
-    @staticmethod
-    def _check_inner_values(value, stored, is_leaf, offsets) -> None:
-        """Cross-check p̂ from Eq. 23 against XGBoost's eta * base_weights."""
-        inner = ~is_leaf
-        if not inner.any():
-            return
-        tree = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
-        scale = np.zeros(offsets.size - 1)
-        np.maximum.at(scale, tree, np.abs(value))
-        err = np.abs(value - stored)[inner]
-        tol = 1e-4 * scale[tree[inner]] + 1e-12
-        if np.any(err > tol):
-            worst = tree[inner][np.argmax(err / tol)]
-            raise ValueError(
-                f"Tree {worst} of the XGBoost model has leaf values inconsistent "
-                "with its node statistics (p̂ ≠ eta·base_weight): it was not grown "
-                "with one fixed learning rate and ℓ2 leaves. Learning-rate "
-                "schedules and leaf-refreshing updaters (process_type='update') "
-                "are not supported."
-            )
 
     # -- routing -----------------------------------------------------------------
     def prepare_X(self, X):  # noqa: D102
@@ -305,7 +374,8 @@ class XGBoostReader(ModelReader):
 
     def apply(self, X) -> np.ndarray:  # noqa: D102
         leaves = self.booster.predict(self._dmatrix(X), pred_leaf=True)
-        leaves = leaves.reshape(leaves.shape[0], -1).astype(np.int64)
+        n_trees = self.ensemble.n_trees
+        leaves = leaves.reshape(leaves.shape[0], n_trees).astype(np.int64)
         leaves += self.ensemble.tree_offsets[:-1]
         return leaves
 
