@@ -88,7 +88,7 @@ def predecomp(model, X, *, return_bias=False):
     n, p, k = n_rows(X), ens.n_features, ens.n_outputs
     table = ens.path_table  # (n_nodes, k * p): PreDecomp of every leaf
     values = np.empty((n, k * p), dtype=np.float64)
-    for start, stop, leaves in iter_leaf_chunks(reader, X):
+    for start, stop, _, leaves in iter_leaf_chunks(reader, X):
         rows = stop - start
         # One-hot (rows x n_nodes) of the leaves reached, times the table.
         hit = sparse.csr_matrix(

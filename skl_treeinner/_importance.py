@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._readers import read_model
-from ._readers._base import n_rows, slice_rows
+from ._readers._base import n_rows
 from ._validation import check_sample_weight, check_target, iter_leaf_chunks
 
 __all__ = ["tree_inner"]
@@ -121,7 +121,7 @@ def _tree_inner_predecomp(reader, X, y, w):
     """Σ_m α_m⁻¹ Σ_i f_{m,k}(x_i)(-g_{i,m}) w_i through per-leaf residual sums."""
     ens = reader.ensemble
     leaf_residual = np.zeros(ens.n_nodes)
-    for start, stop, leaves in iter_leaf_chunks(reader, X):
+    for start, stop, _, leaves in iter_leaf_chunks(reader, X):
         residual = ens.staged_gradients(leaves, y[start:stop])
         np.negative(residual, out=residual)
         if w is not None:
@@ -143,11 +143,11 @@ def _tree_inner_treeshap(reader, X, y, w):
     """
     ens = reader.ensemble
     scores = np.zeros(ens.n_features)
-    for start, stop, leaves in iter_leaf_chunks(reader, X):
+    for start, stop, X_chunk, leaves in iter_leaf_chunks(reader, X):
         residual = ens.iteration_gradients(leaves, y[start:stop])  # (n, R, K)
         residual *= -1.0 / ens.iteration_learning_rate[:, None]
         if w is not None:
             residual *= w[start:stop, None, None]
-        for r, phi in reader.iteration_shap(slice_rows(X, start, stop)):
+        for r, phi in reader.iteration_shap(X_chunk):
             scores += np.einsum("ik,ikj->j", residual[:, r, :], phi)
     return scores

@@ -65,18 +65,22 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
     return w
 
 
-def iter_leaf_chunks(reader: ModelReader, X) -> Iterator[tuple[int, int, np.ndarray]]:
+def iter_leaf_chunks(
+    reader: ModelReader, X
+) -> Iterator[tuple[int, int, object, np.ndarray]]:
     """Route X through the booster in row chunks.
 
-    Yields ``(start, stop, leaves)`` with ``leaves`` of shape
-    (stop - start, n_trees): the global node index of the leaf each row
-    reaches in each tree, from the booster's own routing.
+    Yields ``(start, stop, X_chunk, leaves)``: the rows ``start:stop`` of X
+    (same type as X) and ``leaves`` of shape (stop - start, n_trees), the
+    global node index of the leaf each row reaches in each tree, from the
+    booster's own routing.
     """
     n = n_rows(X)
     step = max(256, _CHUNK_ELEMENTS // max(reader.ensemble.n_trees, 1))
     if step >= n:
-        yield 0, n, reader.apply(X)
+        yield 0, n, X, reader.apply(X)
         return
     for start in range(0, n, step):
         stop = min(start + step, n)
-        yield start, stop, reader.apply(slice_rows(X, start, stop))
+        chunk = slice_rows(X, start, stop)
+        yield start, stop, chunk, reader.apply(chunk)

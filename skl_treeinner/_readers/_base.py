@@ -51,7 +51,7 @@ class ModelReader:
     #: Class labels of a classifier, in output order, or ``None``.
     classes_: np.ndarray | None = None
     #: Training settings that break Prop. 3 (each a short phrase); warned about.
-    lost_identities: list[str] = []
+    lost_identities: tuple[str, ...] | list[str] = ()
 
     def apply(self, X) -> np.ndarray:
         """Leaf reached by every row in every tree.

@@ -120,12 +120,8 @@ class _NodeStats:
 
     def __init__(self, left, right, is_leaf, leaf_value, cover, weight, tree):
         self.left, self.right, self.is_leaf = left, right, is_leaf
-        self.leaf_value, self.cover, self.weight, self.tree = (
-            leaf_value,
-            cover,
-            weight,
-            tree,
-        )
+        self.leaf_value, self.cover = leaf_value, cover
+        self.weight, self.tree = weight, tree
         self.inner = np.flatnonzero(~is_leaf)
         self.n_trees = int(tree[-1]) + 1
 
