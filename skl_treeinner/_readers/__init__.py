@@ -20,11 +20,25 @@ __all__ = ["ModelReader", "read_model", "SUPPORTED_MODELS"]
 # (module that defines the types, type names, reader "module:class")
 _REGISTRY: list[tuple[str, tuple[str, ...], str]] = [
     ("xgboost", ("Booster", "XGBModel"), "._xgboost:XGBoostReader"),
+    ("lightgbm", ("Booster", "LGBMModel"), "._lightgbm:LightGBMReader"),
+    (
+        "sklearn.ensemble",
+        ("HistGradientBoostingRegressor", "HistGradientBoostingClassifier"),
+        "._sklearn:HistGradientBoostingReader",
+    ),
+    (
+        "sklearn.ensemble",
+        ("GradientBoostingRegressor", "GradientBoostingClassifier"),
+        "._sklearn:GradientBoostingReader",
+    ),
 ]
 
 SUPPORTED_MODELS = (
-    "xgboost.Booster, xgboost.XGBRegressor, xgboost.XGBClassifier "
-    "(any xgboost.XGBModel with a tree booster)"
+    "xgboost.Booster, xgboost.XGBRegressor, xgboost.XGBClassifier (any "
+    "xgboost.XGBModel with a tree booster); lightgbm.Booster, "
+    "lightgbm.LGBMRegressor, lightgbm.LGBMClassifier; scikit-learn's "
+    "HistGradientBoostingRegressor/Classifier and "
+    "GradientBoostingRegressor/Classifier"
 )
 
 

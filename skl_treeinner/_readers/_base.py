@@ -76,6 +76,17 @@ class ModelReader:
             f"{type(self).__name__} has no per-iteration TreeSHAP yet."
         )
 
+    def total_gain(self) -> np.ndarray:
+        """The booster's own in-sample gain importance, summed over trees.
+
+        Returns
+        -------
+        ndarray of shape (n_features,), float64
+            Total split gain of each feature as the library reports it
+            (unnormalised), the right-hand side of Prop. 3.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no total gain yet.")
+
     def prepare_X(self, X):
         """Check X's columns against the model and return X ready for ``apply``.
 

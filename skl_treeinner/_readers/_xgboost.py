@@ -353,6 +353,12 @@ class XGBoostReader(ModelReader):
             source=f"xgboost {objective_name(config)}",
         )
 
+    def total_gain(self) -> np.ndarray:  # noqa: D102
+        gain = self.booster.get_score(importance_type="total_gain")
+        n = self.ensemble.n_features
+        names = self.booster.feature_names or [f"f{i}" for i in range(n)]
+        return np.array([gain.get(name, 0.0) for name in names], dtype=np.float64)
+
     # -- routing -----------------------------------------------------------------
     def prepare_X(self, X):  # noqa: D102
         import xgboost as xgb
