@@ -1,17 +1,23 @@
-"""Wall time of tree_inner (PreDecomp) against XGBoost's own pred_leaf.
+"""Wall time of tree_inner against the booster's own routines.
 
-Target (issue 2): tree_inner on held-out rows takes at most 3x the wall time
-of ``booster.predict(DMatrix(X), pred_leaf=True)`` on the same rows, both
-timed side by side in this run. Also reports peak extra memory of tree_inner
-(tracemalloc sees numpy and scipy allocations, not XGBoost's C++ buffers).
+Targets (issues 2 and 3), each ratio timed side by side in one run:
+
+- tree_inner (PreDecomp) on held-out rows takes at most 3x the wall time of
+  routing the same rows with the booster's own leaf routine (XGBoost and
+  LightGBM ``pred_leaf``; scikit-learn: ``apply`` or, for HistGradientBoosting,
+  which has none, ``predict``).
+- With --treeshap, tree_inner(attribution="treeshap") takes at most 1.5x one
+  full-ensemble TreeSHAP pass (XGBoost ``pred_contribs``, LightGBM
+  ``pred_contrib``, shap's TreeExplainer for scikit-learn models).
+
+Also reports peak extra memory of tree_inner (tracemalloc sees numpy and scipy
+allocations, not the boosters' C++ buffers).
 
     python benchmarks/bench_tree_inner.py          # 10k rows, 100 features,
                                                    # 500 trees of depth 6
     python benchmarks/bench_tree_inner.py --quick  # small smoke run (CI)
     python benchmarks/bench_tree_inner.py --treeshap  # also TreeSHAP (slow)
-
-With --treeshap it also times tree_inner(attribution="treeshap") against one
-full-ensemble TreeSHAP pass, ``predict(pred_contribs=True)`` (target <= 1.5x).
+    python benchmarks/bench_tree_inner.py --backend lightgbm
 """
 
 from __future__ import annotations
@@ -22,7 +28,6 @@ import time
 import tracemalloc
 
 import numpy as np
-import xgboost as xgb
 
 from skl_treeinner import predecomp, tree_inner
 from skl_treeinner._readers import read_model
@@ -37,6 +42,93 @@ def best_of(fn, repeat):
     return min(times), float(np.median(times))
 
 
+def _xgboost(args, X, y):
+    import xgboost as xgb
+
+    model = xgb.XGBRegressor(
+        n_estimators=args.trees,
+        max_depth=args.depth,
+        learning_rate=0.1,
+        tree_method="hist",
+        random_state=0,
+    ).fit(X, y)
+    booster = model.get_booster()
+
+    def leaf(X):
+        booster.predict(xgb.DMatrix(X), pred_leaf=True)
+
+    def contribs(X):
+        booster.predict(xgb.DMatrix(X), pred_contribs=True)
+
+    return model, leaf, contribs, xgb.__version__
+
+
+def _lightgbm(args, X, y):
+    import lightgbm as lgb
+
+    model = lgb.LGBMRegressor(
+        n_estimators=args.trees,
+        max_depth=args.depth,
+        num_leaves=2**args.depth,
+        learning_rate=0.1,
+        random_state=0,
+        verbose=-1,
+    ).fit(X, y)
+
+    def leaf(X):
+        model.booster_.predict(X, pred_leaf=True)
+
+    def contribs(X):
+        model.booster_.predict(X, pred_contrib=True)
+
+    return model, leaf, contribs, lgb.__version__
+
+
+def _sklearn(estimator):
+    def build(args, X, y):
+        import shap
+        import sklearn
+
+        model = estimator(args).fit(X, y)
+        route = getattr(model, "apply", model.predict)
+
+        def contribs(X):
+            shap.TreeExplainer(model).shap_values(X, check_additivity=False)
+
+        return model, route, contribs, sklearn.__version__
+
+    return build
+
+
+def _hgb(args):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    return HistGradientBoostingRegressor(
+        max_iter=args.trees,
+        max_depth=args.depth,
+        max_leaf_nodes=2**args.depth,
+        learning_rate=0.1,
+        early_stopping=False,
+        random_state=0,
+    )
+
+
+def _gb(args):
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    return GradientBoostingRegressor(
+        n_estimators=args.trees, max_depth=args.depth, random_state=0
+    )
+
+
+BACKENDS = {
+    "xgboost": _xgboost,
+    "lightgbm": _lightgbm,
+    "hgb": _sklearn(_hgb),
+    "gb": _sklearn(_gb),
+}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=10_000)
@@ -45,6 +137,7 @@ def main(argv=None):
     ap.add_argument("--depth", type=int, default=6)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="tiny sizes for CI")
+    ap.add_argument("--backend", choices=sorted(BACKENDS), default="xgboost")
     ap.add_argument(
         "--treeshap", action="store_true", help="also time TreeSHAP (one repeat)"
     )
@@ -57,18 +150,8 @@ def main(argv=None):
     n, p = args.rows, args.features
     X = rng.normal(size=(2 * n, p))
     y = X[:, :5].sum(axis=1) + rng.normal(size=2 * n)
-    model = xgb.XGBRegressor(
-        n_estimators=args.trees,
-        max_depth=args.depth,
-        learning_rate=0.1,
-        tree_method="hist",
-        random_state=0,
-    ).fit(X[:n], y[:n])
-    booster = model.get_booster()
+    model, leaf, contribs, version = BACKENDS[args.backend](args, X[:n], y[:n])
     X_val, y_val = X[n:], y[n:]
-
-    def leaf():
-        booster.predict(xgb.DMatrix(X_val), pred_leaf=True)
 
     def inner():
         tree_inner(model, X_val, y_val)
@@ -77,20 +160,17 @@ def main(argv=None):
         read_model(model)
 
     inner()  # warm-up (imports, thread pools)
-    t_leaf, m_leaf = best_of(leaf, args.repeat)
+    t_leaf, m_leaf = best_of(lambda: leaf(X_val), args.repeat)
     t_inner, m_inner = best_of(inner, args.repeat)
     t_read, _ = best_of(read, args.repeat)
     t_pd, _ = best_of(lambda: predecomp(model, X_val), max(1, args.repeat // 2))
 
     if args.treeshap:
 
-        def contribs():
-            booster.predict(xgb.DMatrix(X_val), pred_contribs=True)
-
         def inner_shap():
             tree_inner(model, X_val, y_val, attribution="treeshap")
 
-        t_contribs, _ = best_of(contribs, 1)
+        t_contribs, _ = best_of(lambda: contribs(X_val), 1)
         t_inner_shap, _ = best_of(inner_shap, 1)
 
     tracemalloc.start()
@@ -100,23 +180,23 @@ def main(argv=None):
 
     print(
         f"rows={n} features={p} trees={args.trees} depth={args.depth} "
-        f"cores={os.cpu_count()} xgboost={xgb.__version__}"
+        f"cores={os.cpu_count()} {args.backend}={version}"
     )
-    print(f"pred_leaf (incl. DMatrix)   best {t_leaf:.3f}s  median {m_leaf:.3f}s")
+    print(f"booster's leaf routine      best {t_leaf:.3f}s  median {m_leaf:.3f}s")
     print(
         f"tree_inner (PreDecomp)      best {t_inner:.3f}s  median {m_inner:.3f}s"
         f"  (of which reading the model {t_read:.3f}s)"
     )
     print(f"predecomp (n x p output)    best {t_pd:.3f}s")
     print(
-        f"ratio tree_inner / pred_leaf: best {t_inner / t_leaf:.2f}x, "
+        f"ratio tree_inner / leaf routine: best {t_inner / t_leaf:.2f}x, "
         f"median {m_inner / m_leaf:.2f}x  (target <= 3x)"
     )
     if args.treeshap:
-        print(f"pred_contribs (full TreeSHAP)      {t_contribs:.2f}s")
+        print(f"full-ensemble TreeSHAP             {t_contribs:.2f}s")
         print(f"tree_inner (TreeSHAP per round)    {t_inner_shap:.2f}s")
         print(
-            "ratio tree_inner(treeshap) / pred_contribs: "
+            "ratio tree_inner(treeshap) / full TreeSHAP: "
             f"{t_inner_shap / t_contribs:.2f}x  (target <= 1.5x)"
         )
     print(

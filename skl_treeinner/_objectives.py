@@ -26,6 +26,9 @@ __all__ = [
     "Gamma",
     "Tweedie",
     "Softmax",
+    "Huber",
+    "Fair",
+    "OneVsRestLogistic",
 ]
 
 
@@ -227,3 +230,81 @@ class Softmax(Objective):
         yy = self._y(y, margin)
         g -= np.arange(self.n_classes) == yy
         return g
+
+
+class Huber(Objective):
+    """Huber loss with threshold delta (LightGBM ``huber``): gradient clip(f - y).
+
+    The gradient is f - y clipped to [-delta, delta]; the hessian is 1.
+    """
+
+    name = "huber"
+
+    def __init__(self, delta: float = 0.9):
+        self.delta = float(delta)
+
+    def gradient(self, margin, y):  # noqa: D102
+        return np.clip(margin - self._y(y, margin), -self.delta, self.delta)
+
+    def hessian(self, margin, y):  # noqa: D102
+        return np.ones(np.broadcast_shapes(margin.shape, self._y(y, margin).shape))
+
+
+class Fair(Objective):
+    """Fair loss with constant c (LightGBM ``fair``): gradient c z / (|z| + c).
+
+    With z = f - y; the hessian is c² / (|z| + c)².
+    """
+
+    name = "fair"
+
+    def __init__(self, c: float = 1.0):
+        self.c = float(c)
+
+    def gradient(self, margin, y):  # noqa: D102
+        z = margin - self._y(y, margin)
+        return self.c * z / (np.abs(z) + self.c)
+
+    def hessian(self, margin, y):  # noqa: D102
+        z = margin - self._y(y, margin)
+        return self.c**2 / (np.abs(z) + self.c) ** 2
+
+
+class OneVsRestLogistic(Objective):
+    """K independent binary log-losses, one per class (LightGBM ``multiclassova``).
+
+    Output k is the logit of class k against the rest, scaled by ``sigmoid``
+    s: gradient s (sigmoid(s f_k) - 1[y = k]), hessian
+    s² sigmoid(s f_k)(1 - sigmoid(s f_k)).
+    """
+
+    name = "one_vs_rest_logistic"
+    is_classifier = True
+
+    def __init__(self, n_classes: int, sigmoid: float = 1.0):
+        self.n_classes = int(n_classes)
+        self.sigmoid = float(sigmoid)
+
+    @property
+    def n_outputs(self) -> int:  # noqa: D102
+        return self.n_classes
+
+    def check_target(self, y):  # noqa: D102
+        y = Objective.check_target(self, y)
+        _require(
+            bool(np.all((y == np.round(y)) & (y >= 0) & (y < self.n_classes))),
+            self,
+            f"labels must be integers in [0, {self.n_classes})",
+        )
+        return y.astype(np.intp)
+
+    def gradient(self, margin, y):  # noqa: D102
+        s = self.sigmoid
+        return s * (
+            expit(s * margin) - (np.arange(self.n_classes) == self._y(y, margin))
+        )
+
+    def hessian(self, margin, y):  # noqa: D102
+        s = self.sigmoid
+        p = expit(s * margin)
+        return s * s * p * (1.0 - p)

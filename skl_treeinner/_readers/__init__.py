@@ -83,10 +83,11 @@ def read_model(model) -> ModelReader:
         warnings.warn(
             "The model was trained with "
             + ", ".join(reader.lost_identities)
-            + ". Node values are no longer p̂ = -αG/(H+λ) (Eq. 7): PreDecomp still "
-            "adds up to the prediction (Prop. 1), but TreeInner on the training "
-            "rows no longer equals total gain (Prop. 3). Refit without these "
-            "settings for the exact identities.",
+            + ". PreDecomp still adds up to the prediction (Prop. 1), but "
+            "TreeInner on the training rows equals the booster's total gain "
+            "(Prop. 3) only approximately, and held-out scores carry the same "
+            "approximation. Refit without these settings for the exact "
+            "identities.",
             IdentityWarning,
             stacklevel=3,
         )

@@ -115,7 +115,7 @@ class ModelReader:
                 f"{ens.n_features}. Pass the columns the model was trained on, "
                 "in the same order."
             )
-        names = feature_names_of(X)
+        names = self._column_names(X)
         if names is not None and ens.feature_names is not None:
             if list(ens.feature_names) != names:
                 missing = [n for n in ens.feature_names if n not in names]
@@ -131,6 +131,10 @@ class ModelReader:
                     f"in training: X[{list(ens.feature_names)!r}]."
                 )
         return X
+
+    def _column_names(self, X) -> list[str] | None:
+        """Column names of X as the library would store them (``None`` if none)."""
+        return feature_names_of(X)
 
     def encode_target(self, y: np.ndarray) -> np.ndarray:
         """Map class labels to output indices (classifiers with ``classes_``)."""

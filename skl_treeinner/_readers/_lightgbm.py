@@ -1,0 +1,420 @@
+"""Reader for LightGBM models (``Booster``, ``LGBMRegressor``, ``LGBMClassifier``).
+
+What we rely on inside LightGBM (pinned by ``tests/test_lightgbm.py``, which
+fails loudly if a release changes it):
+
+- ``model_to_string()``, per tree: ``num_leaves``, ``left_child`` /
+  ``right_child`` (inner node index, or ``~leaf`` for leaf ``leaf``),
+  ``split_feature``, ``leaf_value`` (shrunk, printed to full precision),
+  ``internal_value`` (p̂ of inner nodes, already shrunk and ℓ2-regularised,
+  printed to 6 significant digits), ``internal_weight`` / ``leaf_weight``
+  (hessian sums H_t), ``shrinkage`` and ``is_linear``; per model
+  ``num_tree_per_iteration``, ``objective`` (with its parameters, e.g.
+  ``binary sigmoid:1``), ``average_output`` (random-forest mode) and the
+  ``parameters:`` section with the training parameters (also kept by models
+  loaded from a file).
+- With ``boost_from_average`` the intercept is **added to every value of the
+  trees of the first iteration**, whose ``shrinkage`` then reads 1. Their root
+  value is the intercept: boosting from the average makes the root's gradient
+  sum zero for every objective that supports it (without weights), so the
+  root's own step is zero.
+- ``predict(pred_leaf=True)``: leaf index reached in every tree;
+  ``predict(pred_contrib=True, start_iteration=r, num_iteration=1)``: the
+  TreeSHAP values of one iteration's trees.
+- ``feature_importance("gain")``: total split gain per feature, the same
+  formula as XGBoost's (Prop. 3's right-hand side).
+
+Inner-node values are computed by the recurrence of Eq. 23 from the leaf
+values (full precision) and the hessian sums, after removing the intercept
+from the first iteration's trees: the stored ``internal_value`` has only 6
+significant digits, which would leave an absolute error of about 1e-6 times
+the intercept in every p̂ difference of the first trees. ``internal_value`` is
+used to cross-check the recurrence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import numpy as np
+
+from .. import _objectives as obj
+from .._ensemble import TreeEnsemble, node_values_from_leaves
+from ._base import ModelReader, feature_names_of, n_rows
+
+__all__ = ["LightGBMReader"]
+
+SUPPORTED_OBJECTIVES = (
+    "regression",
+    "huber",
+    "fair",
+    "poisson",
+    "gamma",
+    "tweedie",
+    "binary",
+    "cross_entropy",
+    "multiclass",
+    "multiclassova",
+)
+
+
+def _parameters(text: str) -> dict[str, str]:
+    """Read the ``parameters:`` section of a LightGBM model string."""
+    section = text.partition("\nparameters:\n")[2]
+    return dict(re.findall(r"^\[(\w+): ?(.*)\]$", section, flags=re.MULTILINE))
+
+
+def _objective(spec: str, params: dict[str, str]) -> obj.Objective:
+    name, *args = spec.split()
+    opts = dict(a.split(":", 1) for a in args if ":" in a)
+
+    def param(key, default):
+        return float(opts.get(key, params.get(key, default)))
+
+    if name == "regression":
+        return obj.SquaredError()
+    if name == "huber":
+        return obj.Huber(param("alpha", 0.9))
+    if name == "fair":
+        return obj.Fair(param("fair_c", 1.0))
+    if name == "poisson":
+        return obj.Poisson()
+    if name == "gamma":
+        return obj.Gamma()
+    if name == "tweedie":
+        return obj.Tweedie(param("tweedie_variance_power", 1.5))
+    if name == "cross_entropy":
+        return obj.Logistic()
+    if name == "binary":
+        sigmoid = param("sigmoid", 1.0)
+        if sigmoid != 1.0:
+            raise ValueError(
+                f"LightGBM binary objective with sigmoid={sigmoid:g} is not "
+                "supported; refit with sigmoid=1 (the default)."
+            )
+        return obj.Logistic(scale_pos_weight=float(params.get("scale_pos_weight", 1)))
+    if name == "multiclass":
+        return obj.Softmax(int(opts["num_class"]))
+    if name == "multiclassova":
+        return obj.OneVsRestLogistic(int(opts["num_class"]), param("sigmoid", 1.0))
+    reason = {
+        "regression_l1": "its leaves are re-fitted to residual medians",
+        "quantile": "its leaves are re-fitted to residual quantiles",
+        "mape": "its leaves are re-fitted to weighted medians",
+        "cross_entropy_lambda": "its gradient is not implemented",
+        "lambdarank": "ranking gradients depend on query groups",
+        "rank_xendcg": "ranking gradients depend on query groups",
+        "custom": "a custom objective's gradient is unknown",
+    }.get(name, "its gradient is not implemented")
+    raise ValueError(
+        f"LightGBM objective {name!r} is not supported: TreeInner needs the "
+        f"gradient each tree was fitted to, and {reason}. Supported objectives: "
+        f"{', '.join(SUPPORTED_OBJECTIVES)}. predecomp() needs no gradient, but "
+        "the model must still be readable; refit with a supported objective."
+    )
+
+
+def _zero_root_gradient(objective: obj.Objective, params: dict[str, str]) -> bool:
+    """Whether boosting from the average zeroes the first trees' root gradient.
+
+    LightGBM starts from the (weighted) label mean on the link scale. For these
+    objectives the loss gradient summed over the training rows vanishes there,
+    so the first trees' root value is exactly the intercept.
+    """
+    if isinstance(objective, obj.Logistic):
+        return objective.scale_pos_weight == 1.0 and params.get(
+            "is_unbalance", "0"
+        ) not in ("1", "true")
+    return isinstance(
+        objective,
+        obj.SquaredError
+        | obj.Poisson
+        | obj.Gamma
+        | obj.Tweedie
+        | obj.Softmax
+        | obj.OneVsRestLogistic,
+    )
+
+
+def _learning_rate_from_gain(t, value, gain, left, right, cover, lam) -> float:
+    """α from the split gains of inner nodes ``t`` and their shrunk values p̂.
+
+    With w = p̂ / α = -G / (H + λ), the gain G_l²/(H_l+λ) + G_r²/(H_r+λ) -
+    G_t²/(H_t+λ) of a split is Σ_c w_c² (H_c+λ) - w_t² (H_t+λ), so α² is the
+    ratio of the same sum over p̂ to the stored gain (least squares over t).
+    """
+    lc, rc = left[t], right[t]
+    num = (
+        value[lc] ** 2 * (cover[lc] + lam)
+        + value[rc] ** 2 * (cover[rc] + lam)
+        - value[t] ** 2 * (cover[t] + lam)
+    )
+    return float(np.sqrt(num @ gain[t] / (gain[t] @ gain[t])))
+
+
+def _floats(line: str) -> np.ndarray:
+    return np.array(line.split(), dtype=np.float64)
+
+
+def _ints(line: str) -> np.ndarray:
+    return np.array(line.split(), dtype=np.int64)
+
+
+def _parse_trees(text: str) -> list[dict[str, str]]:
+    body = text.partition("\nTree=")[2].partition("\nend of trees")[0]
+    blocks = ("Tree=" + body).split("\nTree=")
+    return [
+        dict(line.split("=", 1) for line in block.splitlines()[1:] if "=" in line)
+        for block in blocks
+    ]
+
+
+class LightGBMReader(ModelReader):
+    """Read a ``lightgbm.Booster`` or ``lightgbm.LGBMModel``.
+
+    A model trained with early stopping is read up to its best iteration,
+    the trees its ``predict`` uses by default.
+    """
+
+    def __init__(self, model):
+        import lightgbm as lgb
+
+        if isinstance(model, lgb.LGBMModel):
+            booster = model.booster_  # raises NotFittedError if unfitted
+            best = getattr(model, "best_iteration_", None)
+            classes = getattr(model, "classes_", None)
+            self.classes_ = None if classes is None else np.asarray(classes)
+        elif isinstance(model, lgb.Booster):
+            booster = model
+            best = model.best_iteration
+        else:  # pragma: no cover - the registry only dispatches these types
+            raise TypeError(f"not a LightGBM model: {type(model)!r}")
+        n_rounds = booster.current_iteration()
+        self._num_iteration = best if best and 0 < best < n_rounds else n_rounds
+        self.booster = booster
+        self.ensemble = self._read(
+            booster.model_to_string(num_iteration=self._num_iteration)
+        )
+
+    # -- reading ---------------------------------------------------------------
+    def _read(self, text: str) -> TreeEnsemble:
+        header = dict(
+            re.findall(r"^(\w+)=(.*)$", text.partition("\nTree=")[0], re.MULTILINE)
+        )
+        params = _parameters(text)
+        boosting = params.get("boosting", "gbdt")
+        if "average_output" in header or boosting == "rf":
+            raise ValueError(
+                "LightGBM boosting='rf' is not supported: a random forest's trees "
+                "are averaged, not boosted, so they do not fit the residual of the "
+                "trees before them (TreeInner, Def. 4). Refit with "
+                "boosting='gbdt'."
+            )
+        if boosting == "dart":
+            raise ValueError(
+                "LightGBM boosting='dart' is not supported: dropout rescales trees "
+                "at random while training, so the residual each tree was fitted "
+                "to cannot be reconstructed. Refit with boosting='gbdt'."
+            )
+        objective = _objective(header.get("objective", "regression"), params)
+        k = int(header.get("num_tree_per_iteration", 1))
+        if k != objective.n_outputs:
+            raise ValueError(  # pragma: no cover - LightGBM keeps them equal
+                f"LightGBM model has {k} trees per iteration for an objective "
+                f"with {objective.n_outputs} outputs."
+            )
+        trees = _parse_trees(text)
+        if not trees or not trees[0]:
+            raise ValueError("The LightGBM model has no trees; fit it first.")
+        if any(t.get("is_linear", "0") != "0" for t in trees):
+            raise ValueError(
+                "LightGBM linear_tree=True is not supported: leaves hold linear "
+                "models, so a row's prediction is not the value of the leaf it "
+                "reaches and PreDecomp (Def. 1) does not add up to it. Refit "
+                "with linear_tree=False."
+            )
+
+        lost = []
+        l1 = float(params.get("lambda_l1", 0))
+        if l1 > 0:
+            lost.append(f"lambda_l1={l1:g} (L1 shrinks leaf values)")
+        mds = float(params.get("max_delta_step", 0))
+        if mds > 0:
+            lost.append(f"max_delta_step={mds:g} (leaf values may be clipped)")
+        smooth = float(params.get("path_smooth", 0))
+        if smooth > 0:
+            lost.append(
+                f"path_smooth={smooth:g} (leaf values are pulled toward their parent)"
+            )
+        if params.get("monotone_constraints", "").strip(" 0,"):
+            lost.append("monotone_constraints (leaf values were bounded)")
+        if params.get("is_unbalance", "0") in ("1", "true"):
+            lost.append(
+                "is_unbalance (class weights from training counts that the model "
+                "does not keep; pass scale_pos_weight instead)"
+            )
+        self.lost_identities = lost
+
+        n_leaves = np.array([int(t["num_leaves"]) for t in trees], dtype=np.int64)
+        sizes = 2 * n_leaves - 1
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        n_nodes = int(offsets[-1])
+        left = np.full(n_nodes, -1, dtype=np.int64)
+        right = np.full(n_nodes, -1, dtype=np.int64)
+        feature = np.full(n_nodes, -1, dtype=np.int64)
+        leaf_value = np.zeros(n_nodes)
+        cover = np.zeros(n_nodes)
+        stored = np.full(n_nodes, np.nan)  # internal_value, for the cross-check
+        gain = np.zeros(n_nodes)
+        for m, t in enumerate(trees):
+            off, n_inner = offsets[m], n_leaves[m] - 1
+            leaves = slice(off + n_inner, offsets[m + 1])
+            leaf_value[leaves] = _floats(t["leaf_value"])
+            if n_inner == 0:
+                cover[leaves] = _floats(t.get("leaf_count", "0"))
+                continue
+            inner = slice(off, off + n_inner)
+            for key, out in (("left_child", left), ("right_child", right)):
+                child = _ints(t[key])
+                # child >= 0: inner node; child < 0: leaf ~child.
+                out[inner] = off + np.where(child >= 0, child, n_inner + ~child)
+            feature[inner] = _ints(t["split_feature"])
+            cover[inner] = _floats(t["internal_weight"])
+            cover[leaves] = _floats(t["leaf_weight"])
+            stored[inner] = _floats(t["internal_value"])
+            gain[inner] = _floats(t["split_gain"])
+        shrinkage = np.array([float(t.get("shrinkage", 1)) for t in trees])
+        learning_rate = float(params.get("learning_rate", shrinkage[-1]))
+        lam = float(params.get("lambda_l2", 0))
+
+        # The first iteration's trees carry the intercept in every value (and
+        # then read shrinkage 1): take it out, as the margin before them.
+        n_trees = len(trees)
+        indptr = np.arange(0, n_trees + 1, k, dtype=np.int64)
+        tree_lr = np.where(shrinkage == 1.0, learning_rate, shrinkage)
+        intercept = np.zeros(k)
+        exact = _zero_root_gradient(objective, params)
+        for m in range(min(k, n_trees)):
+            if shrinkage[m] != 1.0 or learning_rate == 1.0:
+                continue  # no intercept was added (boost_from_average=False)
+            nodes = np.arange(offsets[m], offsets[m + 1])
+            leaves = nodes[left[nodes] < 0]
+            if leaves.size == 1:
+                intercept[m] = leaf_value[leaves[0]]
+            elif exact:
+                # The root's gradient sum is zero, G = Σ_leaves (v - b)(H + λ)
+                # = 0: this gives b to full precision, unlike the 6-digit
+                # stored root value.
+                weight = cover[leaves] + lam
+                intercept[m] = leaf_value[leaves] @ weight / weight.sum()
+            else:
+                intercept[m] = stored[offsets[m]]
+            leaf_value[nodes] -= intercept[m]
+        leaf_value[left >= 0] = 0.0
+        value = node_values_from_leaves(left, right, leaf_value, cover, lam)
+        if np.any(intercept != 0):
+            # Adding the intercept resets shrinkage to 1, and under a schedule
+            # the saved learning_rate is the last one: read α off the gains.
+            t = np.flatnonzero(left[: offsets[min(k, n_trees)]] >= 0)
+            if t.size and gain[t].sum() > 0:
+                first_lr = _learning_rate_from_gain(
+                    t, value, gain, left, right, cover, lam
+                )
+                if abs(first_lr / learning_rate - 1) > 1e-4:
+                    tree_lr[: min(k, n_trees)] = first_lr
+        check_from = 0
+        if np.any(intercept != 0) and not exact:
+            # The intercept is only known as the first trees' root value,
+            # which here includes that root's own (nonzero) step.
+            lost.append(
+                f"boost_from_average with the {objective.name!r} objective (the "
+                "intercept is not stored apart from the first trees, so their "
+                "residuals are approximate; refit with boost_from_average=False "
+                "for the exact identity)"
+            )
+            check_from = k
+        if not lost or check_from:
+            shift = np.zeros(n_nodes)
+            shift[: offsets[min(k, n_trees)]] = np.repeat(
+                intercept[: min(k, n_trees)], sizes[:k]
+            )
+            self._check_values(value + shift, stored, offsets, check_from)
+
+        names = header.get("feature_names", "").split()
+        auto = [f"Column_{i}" for i in range(len(names))]
+        return TreeEnsemble(
+            tree_offsets=offsets,
+            children_left=left,
+            children_right=right,
+            feature=feature,
+            value=value,
+            cover=cover,
+            tree_group=np.arange(n_trees, dtype=np.int64) % k,
+            iteration_indptr=indptr,
+            learning_rate=np.repeat(tree_lr[indptr[:-1]], k)[:n_trees],
+            reg_lambda=lam,
+            intercept=intercept,
+            objective=objective,
+            n_features=int(header["max_feature_idx"]) + 1,
+            feature_names=None if names == auto else tuple(names),
+            source=f"lightgbm {header.get('objective', '')}",
+        )
+
+    @staticmethod
+    def _check_values(value, stored, offsets, first_tree=0) -> None:
+        """Eq. 23's p̂ must match LightGBM's own (6-digit) internal values."""
+        inner = np.flatnonzero(~np.isnan(stored[offsets[first_tree] :]))
+        inner += offsets[first_tree]
+        if inner.size == 0:
+            return
+        tree = np.searchsorted(offsets, inner, side="right") - 1
+        scale = np.zeros(offsets.size - 1)
+        np.maximum.at(scale, tree, np.abs(stored[inner]))
+        err = np.abs(value[inner] - stored[inner])
+        bad = err > 1e-5 * np.abs(stored[inner]) + 1e-6 * scale[tree] + 1e-12
+        if np.any(bad):
+            raise ValueError(
+                f"Tree {int(tree[np.argmax(bad)])} of the LightGBM model does not "
+                "have ℓ2-regularised node values p̂ = -αG/(H+λ), so PreDecomp and "
+                "TreeInner cannot be computed exactly (a refit or custom leaf "
+                "output?). Refit the model with LightGBM's own training."
+            )
+
+    # -- the booster's own numbers ---------------------------------------------
+    def total_gain(self) -> np.ndarray:  # noqa: D102
+        return np.asarray(
+            self.booster.feature_importance("gain", iteration=self._num_iteration),
+            dtype=np.float64,
+        )
+
+    # -- routing -----------------------------------------------------------------
+    def _column_names(self, X) -> list[str] | None:
+        names = feature_names_of(X)
+        # LightGBM stores column names with spaces replaced by underscores.
+        return None if names is None else [n.replace(" ", "_") for n in names]
+
+    def _data(self, X):
+        if type(X).__module__.startswith("polars"):
+            return X.to_pandas()  # keeps categorical columns (needs pyarrow)
+        return X
+
+    def apply(self, X) -> np.ndarray:  # noqa: D102
+        leaves = self.booster.predict(
+            self._data(X), pred_leaf=True, num_iteration=self._num_iteration
+        )
+        leaves = np.asarray(leaves, dtype=np.int64).reshape(n_rows(X), -1)
+        ens = self.ensemble
+        # Leaf j of tree m is node offsets[m] + (num_leaves - 1) + j.
+        sizes = np.diff(ens.tree_offsets)
+        leaves += ens.tree_offsets[:-1] + (sizes - 1) // 2
+        return leaves
+
+    def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
+        data = self._data(X)
+        n, k, p = n_rows(X), self.ensemble.n_outputs, self.ensemble.n_features
+        for r in range(self.ensemble.n_iterations):
+            contribs = self.booster.predict(
+                data, pred_contrib=True, start_iteration=r, num_iteration=1
+            )
+            yield r, np.asarray(contribs).reshape(n, k, p + 1)[:, :, :p]
