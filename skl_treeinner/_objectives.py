@@ -29,6 +29,7 @@ __all__ = [
     "Huber",
     "Fair",
     "OneVsRestLogistic",
+    "Exponential",
 ]
 
 
@@ -308,3 +309,28 @@ class OneVsRestLogistic(Objective):
         s = self.sigmoid
         p = expit(s * margin)
         return s * s * p * (1.0 - p)
+
+
+class Exponential(Objective):
+    """Exponential (AdaBoost) loss, L = y exp(-f) + (1 - y) exp(f), y in {0, 1}.
+
+    scikit-learn's ``ExponentialLoss`` (``GradientBoostingClassifier(
+    loss="exponential")``), on the half-logit link: gradient
+    -y exp(-f) + (1 - y) exp(f), hessian y exp(-f) + (1 - y) exp(f).
+    """
+
+    name = "exponential"
+    is_classifier = True
+
+    def check_target(self, y):  # noqa: D102
+        y = super().check_target(y)
+        _require(bool(np.all((y >= 0) & (y <= 1))), self, "labels must lie in [0, 1]")
+        return y
+
+    def gradient(self, margin, y):  # noqa: D102
+        yy = self._y(y, margin)
+        return -yy * np.exp(-margin) + (1.0 - yy) * np.exp(margin)
+
+    def hessian(self, margin, y):  # noqa: D102
+        yy = self._y(y, margin)
+        return yy * np.exp(-margin) + (1.0 - yy) * np.exp(margin)

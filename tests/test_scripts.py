@@ -56,4 +56,4 @@ def test_examples_run(script):
 
 def test_benchmark_quick():
     stdout = run("benchmarks/bench_tree_inner.py", "--quick")
-    assert "ratio tree_inner / pred_leaf" in stdout
+    assert "ratio tree_inner / leaf routine" in stdout
