@@ -1,41 +1,76 @@
-"""Measure how exactly the identities hold, against XGBoost's own numbers.
+"""Measure how exactly the identities hold, against each booster's own numbers.
 
-For every supported objective and tree method: the largest deviation of
-in-sample TreeInner from total gain (Prop. 3, l1-normalised) and of
-PreDecomp + bias from the raw margin (Prop. 1). Tests assert the bounds;
-this prints the measured values.
+For every supported library, objective (and, for XGBoost, tree method): the
+largest deviation of in-sample TreeInner from the booster's total gain
+(Prop. 3, l1-normalised) and of PreDecomp + bias from the raw margin
+(Prop. 1). Tests assert the bounds; this prints the measured values.
 
-    python benchmarks/identities.py
+    python benchmarks/identities.py                 # every library
+    python benchmarks/identities.py --library lightgbm
 """
 
+import argparse
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from conftest import OBJECTIVES, fit, l1, make_data, margin, total_gain  # noqa: E402
+from conftest import OBJECTIVES, fit, l1, make_data, margin  # noqa: E402
 
 from skl_treeinner import predecomp, tree_inner  # noqa: E402
+from skl_treeinner._readers import read_model  # noqa: E402
 
 
-def main():
-    X, y = make_data(n=600, nan_frac=0.1, seed=1)
-    y = np.nan_to_num(y)
-    worst3 = worst1 = 0.0
-    print(f"{'objective':<24}{'method':<8}{'Prop. 3 (l1)':>14}{'Prop. 1':>12}")
+def xgboost_models(X, y):
     for objective in sorted(OBJECTIVES):
         for method in ("exact", "hist", "approx"):
             model, target = fit(
                 objective, X, y, tree_method=method, n_estimators=50, max_depth=5
             )
-            gain = total_gain(model, X.shape[1])
-            d3 = np.abs(l1(tree_inner(model, X, target)) - l1(gain)).max()
-            values, bias = predecomp(model, X, return_bias=True)
-            d1 = np.abs(values.sum(axis=1) + bias - margin(model, X)).max()
-            worst3, worst1 = max(worst3, d3), max(worst1, d1)
-            print(f"{objective:<24}{method:<8}{d3:>14.1e}{d1:>12.1e}")
-    print(f"worst: Prop. 3 {worst3:.1e} (bound 1e-6), Prop. 1 {worst1:.1e} (1e-5)")
+            yield f"{objective} {method}", model, target, lambda m, X: margin(m, X)
+
+
+def lightgbm_models(X, y):
+    from test_lightgbm import EXACT, train
+
+    for objective in EXACT:
+        for lam in (0.0, 1.0):
+            model, target = train(objective, X, y, rounds=50, lambda_l2=lam)
+            yield (
+                f"{objective} lambda_l2={lam:g}",
+                model,
+                target,
+                lambda m, X: m.predict(X, raw_score=True),
+            )
+
+
+LIBRARIES = {"xgboost": xgboost_models, "lightgbm": lightgbm_models}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--library", choices=sorted(LIBRARIES), action="append")
+    args = ap.parse_args(argv)
+    X, y = make_data(n=600, nan_frac=0.1, seed=1)
+    y = np.nan_to_num(y)
+    print(f"{'library':<10}{'model':<34}{'Prop. 3 (l1)':>14}{'Prop. 1':>12}")
+    worst = {}
+    for library in args.library or LIBRARIES:
+        for name, model, target, raw in LIBRARIES[library](X, y):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # an IdentityWarning is a failure
+                gain = read_model(model).total_gain()
+                d3 = np.abs(l1(tree_inner(model, X, target)) - l1(gain)).max()
+                values, bias = predecomp(model, X, return_bias=True)
+            total = values.sum(axis=1) + bias
+            d1 = np.abs(total - np.reshape(raw(model, X), total.shape)).max()
+            w3, w1 = worst.get(library, (0.0, 0.0))
+            worst[library] = max(w3, d3), max(w1, d1)
+            print(f"{library:<10}{name:<34}{d3:>14.1e}{d1:>12.1e}")
+    for library, (w3, w1) in worst.items():
+        print(f"worst {library}: Prop. 3 {w3:.1e} (bound 1e-6), Prop. 1 {w1:.1e}")
 
 
 if __name__ == "__main__":

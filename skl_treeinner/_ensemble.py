@@ -16,7 +16,7 @@ from scipy import sparse
 
 from ._objectives import Objective
 
-__all__ = ["TreeEnsemble", "node_values_from_leaves"]
+__all__ = ["TreeEnsemble", "node_values_from_leaves", "subtree_sums"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -321,8 +321,33 @@ def node_values_from_leaves(
     -------
     ndarray of shape (n_nodes,), float64
     """
-    n_nodes = leaf_value.shape[0]
     value = np.asarray(leaf_value, dtype=np.float64).copy()
+    weight = np.asarray(cover, dtype=np.float64) + reg_lambda
+    for t in _inner_levels_bottom_up(children_left, children_right):
+        left, right = children_left[t], children_right[t]
+        value[t] = (weight[left] * value[left] + weight[right] * value[right]) / (
+            weight[t]
+        )
+    return value
+
+
+def subtree_sums(
+    children_left: np.ndarray, children_right: np.ndarray, leaf_value: np.ndarray
+) -> np.ndarray:
+    """Sum of the leaf values under every node (the leaf's own value at leaves).
+
+    Readers use it to rebuild inner-node hessian sums H_t = H_l + H_r from
+    leaf sums stored at a higher precision than the inner ones.
+    """
+    total = np.asarray(leaf_value, dtype=np.float64).copy()
+    for t in _inner_levels_bottom_up(children_left, children_right):
+        total[t] = total[children_left[t]] + total[children_right[t]]
+    return total
+
+
+def _inner_levels_bottom_up(children_left, children_right):
+    """Yield the inner nodes of each depth, deepest first (any number of trees)."""
+    n_nodes = children_left.shape[0]
     inner = children_left >= 0
     # Depth of every node from its root, top-down, one level at a time.
     depth = np.full(n_nodes, -1, dtype=np.int64)
@@ -336,11 +361,5 @@ def node_values_from_leaves(
         level = level[inner[level]]
         level = np.concatenate([children_left[level], children_right[level]])
         d += 1
-    weight = np.asarray(cover, dtype=np.float64) + reg_lambda
     for d in range(int(depth.max(initial=0)) - 1, -1, -1):
-        t = np.flatnonzero((depth == d) & inner)
-        left, right = children_left[t], children_right[t]
-        value[t] = (weight[left] * value[left] + weight[right] * value[right]) / (
-            weight[t]
-        )
-    return value
+        yield np.flatnonzero((depth == d) & inner)

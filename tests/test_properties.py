@@ -97,3 +97,76 @@ def test_total_gain_property(prm):
         np.testing.assert_allclose(scores, 0.0, atol=1e-12)
         return
     assert np.abs(l1(scores) - l1(gain)).max() <= 1e-6
+
+
+lgb_params = st.fixed_dictionaries(
+    {
+        "objective": st.sampled_from(["regression", "binary", "multiclass", "gamma"]),
+        "num_leaves": st.integers(2, 31),
+        "learning_rate": st.floats(0.01, 1.0),
+        "lambda_l2": st.sampled_from([0.0, 0.1, 1.0, 10.0]),
+        "min_data_in_leaf": st.sampled_from([1, 5, 20]),
+        "min_sum_hessian_in_leaf": st.sampled_from([1e-3, 1.0]),
+        "feature_fraction": st.sampled_from([1.0, 0.6]),
+        "boost_from_average": st.booleans(),
+        "num_boost_round": st.integers(1, 12),
+        "nan_frac": st.sampled_from([0.0, 0.0, 0.2]),
+        "n": st.integers(30, 300),
+        "p": st.integers(1, 6),
+        "seed": st.integers(0, 2**16),
+    }
+)
+
+
+def make_lightgbm(prm):
+    import lightgbm as lgb
+
+    rng = np.random.default_rng(prm["seed"])
+    n, p = prm["n"], prm["p"]
+    X = rng.normal(size=(n, p)) * rng.choice([1.0, 100.0])
+    X[:, 0] = np.round(X[:, 0], 1)
+    signal = np.tanh(X[:, 0] / X[:, 0].std()) + rng.normal(size=n)
+    obj = prm["objective"]
+    extra = {}
+    if obj == "binary":
+        y = (signal > 0).astype(float)
+    elif obj == "multiclass":
+        y = np.digitize(signal, [-0.5, 0.5]).astype(float)
+        extra["num_class"] = 3
+    elif obj == "gamma":
+        y = np.exp(signal)
+    else:
+        y = signal * rng.choice([1.0, 1000.0])
+    if prm["nan_frac"]:
+        X[rng.random((n, p)) < prm["nan_frac"]] = np.nan
+    keys = ("num_leaves", "learning_rate", "lambda_l2", "min_data_in_leaf")
+    keys += ("min_sum_hessian_in_leaf", "feature_fraction", "boost_from_average")
+    booster = lgb.train(
+        {
+            "objective": obj,
+            "verbose": -1,
+            "seed": prm["seed"],
+            "min_data_in_bin": 1,
+            **{k: prm[k] for k in keys},
+            **extra,
+        },
+        lgb.Dataset(X, label=y),
+        num_boost_round=prm["num_boost_round"],
+    )
+    return booster, X, y
+
+
+@SETTINGS
+@given(lgb_params)
+def test_lightgbm_identities_property(prm):
+    booster, X, y = make_lightgbm(prm)
+    values, bias = predecomp(booster, X, return_bias=True)
+    expected = booster.predict(X, raw_score=True).reshape(values.sum(axis=1).shape)
+    scale = max(1.0, float(np.abs(expected).max()))
+    np.testing.assert_allclose(values.sum(axis=1) + bias, expected, atol=1e-9 * scale)
+    gain = booster.feature_importance("gain")
+    scores = tree_inner(booster, X, y)
+    if gain.sum() == 0:
+        np.testing.assert_allclose(scores, 0.0, atol=1e-12)
+        return
+    assert np.abs(l1(scores) - l1(gain)).max() <= 1e-6

@@ -40,7 +40,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .. import _objectives as obj
-from .._ensemble import TreeEnsemble, node_values_from_leaves
+from .._ensemble import TreeEnsemble, node_values_from_leaves, subtree_sums
 from ._base import ModelReader, feature_names_of, n_rows
 
 __all__ = ["LightGBMReader"]
@@ -284,6 +284,18 @@ class LightGBMReader(ModelReader):
             cover[leaves] = _floats(t["leaf_weight"])
             stored[inner] = _floats(t["internal_value"])
             gain[inner] = _floats(t["split_gain"])
+        # internal_weight has 6 digits, leaf_weight full precision: rebuild
+        # H_t = H_l + H_r from the leaves (checked against the stored value).
+        stored_cover = cover.copy()
+        cover = subtree_sums(left, right, np.where(left < 0, cover, 0.0))
+        inner_nodes = left >= 0
+        if not np.allclose(
+            cover[inner_nodes], stored_cover[inner_nodes], rtol=1e-5, atol=1e-9
+        ):  # pragma: no cover - a LightGBM change would trip this
+            raise ValueError(
+                "LightGBM's internal_weight does not equal the sum of its leaf "
+                "weights; the model format changed. Please report this."
+            )
         shrinkage = np.array([float(t.get("shrinkage", 1)) for t in trees])
         learning_rate = float(params.get("learning_rate", shrinkage[-1]))
         lam = float(params.get("lambda_l2", 0))
@@ -295,8 +307,11 @@ class LightGBMReader(ModelReader):
         tree_lr = np.where(shrinkage == 1.0, learning_rate, shrinkage)
         intercept = np.zeros(k)
         exact = _zero_root_gradient(objective, params)
+        from_average = params.get("boost_from_average", "1") not in ("0", "false")
         for m in range(min(k, n_trees)):
-            if shrinkage[m] != 1.0 or learning_rate == 1.0:
+            # Adding the intercept sets shrinkage to 1: with learning_rate=1
+            # only the parameter tells whether it happened.
+            if shrinkage[m] != 1.0 or (learning_rate == 1.0 and not from_average):
                 continue  # no intercept was added (boost_from_average=False)
             nodes = np.arange(offsets[m], offsets[m + 1])
             leaves = nodes[left[nodes] < 0]
