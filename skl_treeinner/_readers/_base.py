@@ -77,7 +77,7 @@ class ModelReader:
         )
 
     def total_gain(self) -> np.ndarray:
-        """The booster's own in-sample gain importance, summed over trees.
+        """Return the booster's own in-sample gain importance, summed over trees.
 
         Returns
         -------
