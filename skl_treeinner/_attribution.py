@@ -27,10 +27,13 @@ def predecomp(model, X, *, return_bias=False):
 
     Parameters
     ----------
-    model : xgboost.Booster or xgboost.XGBModel
-        A fitted gradient-boosted tree model. A scikit-learn wrapper trained
-        with early stopping is read up to ``best_iteration``, as its
-        ``predict`` does.
+    model : fitted booster
+        XGBoost (``Booster``, ``XGBRegressor``, ``XGBClassifier``), LightGBM
+        (``Booster``, ``LGBMRegressor``, ``LGBMClassifier``) or scikit-learn
+        (``HistGradientBoostingRegressor/Classifier``,
+        ``GradientBoostingRegressor/Classifier``).
+        A model trained with early stopping is read up to its best
+        iteration, as its ``predict`` does.
     X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
         Rows to explain; anything the booster accepts (numpy, scipy sparse,
         pandas with categorical columns, ``xgboost.DMatrix``). NaN is routed

@@ -34,20 +34,27 @@ def tree_inner(model, X, y, *, attribution="predecomp", sample_weight=None):
 
     Parameters
     ----------
-    model : xgboost.Booster or xgboost.XGBModel
-        A fitted gradient-boosted tree model.
+    model : fitted booster
+        XGBoost (``Booster``, ``XGBRegressor``, ``XGBClassifier``), LightGBM
+        (``Booster``, ``LGBMRegressor``, ``LGBMClassifier``) or scikit-learn
+        (``HistGradientBoostingRegressor/Classifier``,
+        ``GradientBoostingRegressor/Classifier``).
     X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
         Rows to score on; held-out rows give the out-of-sample score.
     y : array-like of shape (n_samples,)
-        Target of those rows, on the scale the model was trained on (class
-        indices 0..K-1 for XGBoost classifiers).
+        Target of those rows, as the model was trained on it: class labels
+        for scikit-learn-style classifiers (those in ``classes_``), class
+        indices 0..K-1 for raw XGBoost and LightGBM boosters.
     attribution : {"predecomp", "treeshap"}, default="predecomp"
         Per-tree attribution r_{m,k}. ``"predecomp"`` is PreDecomp (Def. 1);
         only it makes in-sample TreeInner equal total gain. ``"treeshap"`` is
         each tree's own path-dependent TreeSHAP (paper 004), as the paper's
-        code uses it, computed by the booster's native routine on the model
-        sliced to one boosting round. It costs about one TreeSHAP pass over
-        the whole ensemble, far more than ``"predecomp"``.
+        code uses it, one boosting round at a time: by the booster's native
+        routine where it has one (XGBoost ``pred_contribs`` on the model
+        sliced to the round, LightGBM ``pred_contrib`` with
+        ``start_iteration``), by shap's TreeExplainer for scikit-learn
+        models (needs the ``shap`` extra). It costs about one TreeSHAP pass
+        over the whole ensemble, far more than ``"predecomp"``.
     sample_weight : array-like of shape (n_samples,), default=None
         Weights of the inner product. Using the training weights on the
         training rows reproduces a weighted model's total gain.
