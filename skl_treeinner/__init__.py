@@ -6,11 +6,14 @@ The numerical core of paper 000 (Sun, AISTATS 2023):
 - :func:`tree_inner`: per-feature TreeInner scores on any rows (Def. 4, Eq. 21);
   on the training rows it equals the booster's total gain (Prop. 3), on
   held-out rows noisy features score negative in expectation.
+- :func:`global_importance`: every global importance the papers compare
+  (TreeInner, ForestInner, Abs, total gain, permutation, unbiased gain).
 - :func:`read_ensemble`: the library-neutral :class:`TreeEnsemble` behind both.
 """
 
 from ._attribution import predecomp
 from ._ensemble import TreeEnsemble
+from ._global import global_importance
 from ._importance import tree_inner
 from ._readers import read_model
 
@@ -20,8 +23,11 @@ def read_ensemble(model) -> TreeEnsemble:
 
     Parameters
     ----------
-    model : xgboost.Booster or xgboost.XGBModel
-        A fitted gradient-boosted tree model.
+    model : fitted booster
+        XGBoost (``Booster``, ``XGBRegressor``, ``XGBClassifier``), LightGBM
+        (``Booster``, ``LGBMRegressor``, ``LGBMClassifier``) or scikit-learn
+        (``HistGradientBoostingRegressor/Classifier``,
+        ``GradientBoostingRegressor/Classifier``).
 
     Returns
     -------
@@ -34,4 +40,11 @@ def read_ensemble(model) -> TreeEnsemble:
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["TreeEnsemble", "predecomp", "read_ensemble", "tree_inner", "__version__"]
+__all__ = [
+    "TreeEnsemble",
+    "global_importance",
+    "predecomp",
+    "read_ensemble",
+    "tree_inner",
+    "__version__",
+]

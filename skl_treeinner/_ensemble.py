@@ -245,23 +245,20 @@ class TreeEnsemble:
             )
         return order, starts, key
 
-    def iteration_gradients(self, leaves: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Gradient at the margin before every boosting iteration.
+    def iteration_margins(self, leaves: np.ndarray) -> np.ndarray:
+        """Margin before every boosting iteration.
 
         Parameters
         ----------
         leaves : ndarray of shape (n_samples, n_trees), int64
             Global index of the leaf each row reaches in each tree.
-        y : ndarray of shape (n_samples,)
-            Target checked by the objective.
 
         Returns
         -------
         ndarray of shape (n_samples, n_iterations, n_outputs), float64
-            Entry ``[i, r, k]`` is the k-th output's loss gradient for row i at
-            the margin of all trees of iterations before r (plus the
-            intercept): what every tree of iteration r and output k was
-            fitted against.
+            Entry ``[i, r, k]`` is the intercept plus all trees of iterations
+            before r for output k: the margin f_[m-1](x_i) at which every tree
+            of iteration r and output k was fitted.
         """
         n = leaves.shape[0]
         per_tree = self.value[leaves]  # (n, n_trees) per-tree predictions
@@ -276,7 +273,36 @@ class TreeEnsemble:
         margin = np.cumsum(per_round, axis=1)
         margin -= per_round
         margin += self.intercept
-        return self.objective.gradient(margin, y)
+        return margin
+
+    def iteration_gradients(self, leaves: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Gradient at the margin before every boosting iteration.
+
+        Parameters
+        ----------
+        leaves : ndarray of shape (n_samples, n_trees), int64
+            Global index of the leaf each row reaches in each tree.
+        y : ndarray of shape (n_samples,)
+            Target checked by the objective.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_iterations, n_outputs), float64
+            Entry ``[i, r, k]`` is the k-th output's loss gradient for row i at
+            :meth:`iteration_margins`: what every tree of iteration r and
+            output k was fitted against.
+        """
+        return self.objective.gradient(self.iteration_margins(leaves), y)
+
+    def per_tree(self, per_iteration: np.ndarray) -> np.ndarray:
+        """Spread an (n_samples, n_iterations, n_outputs) array over trees.
+
+        Returns an array of shape (n_samples, n_trees) whose column m is the
+        entry of tree m's iteration and output.
+        """
+        flat = per_iteration.reshape(per_iteration.shape[0], -1)
+        columns = self._round_columns
+        return flat if columns is None else flat[:, columns[2]]
 
     def staged_gradients(self, leaves: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Gradient g_{i,m} of the loss at f_[m-1](x_i) for every row and tree.
@@ -285,10 +311,7 @@ class TreeEnsemble:
         (n_samples, n_trees) whose column m is the gradient tree m was fitted
         against.
         """
-        grad = self.iteration_gradients(leaves, y)
-        grad = grad.reshape(leaves.shape[0], self.n_iterations * self.n_outputs)
-        columns = self._round_columns
-        return grad if columns is None else grad[:, columns[2]]
+        return self.per_tree(self.iteration_gradients(leaves, y))
 
 
 def node_values_from_leaves(

@@ -152,7 +152,7 @@ def _tree_inner_treeshap(reader, X, y, w):
     scores = np.zeros(ens.n_features)
     # Larger chunks than PreDecomp's: every chunk costs one TreeSHAP call per
     # iteration, and the boosters' per-call overhead adds up over hundreds.
-    for start, stop, X_chunk, leaves in iter_leaf_chunks(reader, X, 1 << 22):
+    for start, stop, X_chunk, leaves in iter_leaf_chunks(reader, X, scale=4):
         residual = ens.iteration_gradients(leaves, y[start:stop])  # (n, R, K)
         residual *= -1.0 / ens.iteration_learning_rate[:, None]
         if w is not None:

@@ -66,17 +66,18 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
 
 
 def iter_leaf_chunks(
-    reader: ModelReader, X, elements: int = _CHUNK_ELEMENTS
+    reader: ModelReader, X, scale: int = 1
 ) -> Iterator[tuple[int, int, object, np.ndarray]]:
     """Route X through the booster in row chunks.
 
     Yields ``(start, stop, X_chunk, leaves)``: the rows ``start:stop`` of X
     (same type as X) and ``leaves`` of shape (stop - start, n_trees), the
     global node index of the leaf each row reaches in each tree, from the
-    booster's own routing. Chunks hold about ``elements`` (row, tree) pairs.
+    booster's own routing. Chunks hold about ``scale * _CHUNK_ELEMENTS``
+    (row, tree) pairs.
     """
     n = n_rows(X)
-    step = max(256, elements // max(reader.ensemble.n_trees, 1))
+    step = max(256, scale * _CHUNK_ELEMENTS // max(reader.ensemble.n_trees, 1))
     if step >= n:
         yield 0, n, X, reader.apply(X)
         return

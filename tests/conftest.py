@@ -30,7 +30,9 @@ def make_data(n=400, p=6, seed=0, nan_frac=0.0):
 def fit(objective, X, y, **params):
     kind, make_y, extra = OBJECTIVES[objective]
     cls = xgb.XGBClassifier if kind == "clf" else xgb.XGBRegressor
-    defaults = dict(n_estimators=20, max_depth=3, learning_rate=0.3, random_state=0)
+    defaults = dict(
+        n_estimators=20, max_depth=3, learning_rate=0.3, random_state=0, n_jobs=1
+    )
     model = cls(objective=objective, **{**defaults, **extra, **params})
     target = make_y(y)
     return model.fit(X, target), target
