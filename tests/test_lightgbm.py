@@ -315,3 +315,34 @@ def test_lightgbm_internals():
         model.predict(X, raw_score=True, num_iteration=1),
         rtol=1e-12,
     )
+
+
+@pytest.mark.parametrize(
+    ("categories", "num_leaves", "cat_l2", "exact"),
+    [
+        ("xyz", 8, 10.0, True),  # 4 bins <= max_cat_to_onehot: one-vs-rest
+        ("pqrstuvw", 2, 10.0, True),  # many-vs-many, children are leaves
+        ("pqrstuvw", 8, 0.0, True),
+        ("pqrstuvw", 8, 10.0, False),  # children split again: gain uses λ only
+    ],
+)
+def test_categorical_splits(categories, num_leaves, cat_l2, exact):
+    rng = np.random.default_rng(3)
+    n = 400
+    frame = pd.DataFrame(rng.normal(size=(n, 2)), columns=["a", "b"])
+    frame["k"] = pd.Categorical(rng.choice(list(categories), n))
+    y = frame.a + 0.5 * frame.k.cat.codes + rng.normal(size=n)
+    model = lgb.LGBMRegressor(
+        n_estimators=10,
+        num_leaves=num_leaves,
+        reg_lambda=1.0,
+        cat_l2=cat_l2,
+        min_child_samples=5,
+        verbose=-1,
+    ).fit(frame, y)
+    if exact:
+        assert_total_gain(model.booster_, frame, y)
+        assert_local_accuracy(model.booster_, frame, atol=1e-9)
+    else:
+        with pytest.warns(IdentityWarning, match="cat_l2=10"):
+            assert_local_accuracy(model.booster_, frame, atol=1e-9)

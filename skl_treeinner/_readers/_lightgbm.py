@@ -137,18 +137,20 @@ def _zero_root_gradient(objective: obj.Objective, params: dict[str, str]) -> boo
     )
 
 
-def _learning_rate_from_gain(t, value, gain, left, right, cover, lam) -> float:
+def _learning_rate_from_gain(t, value, gain, left, right, cover, node_lam, lam):
     """α from the split gains of inner nodes ``t`` and their shrunk values p̂.
 
-    With w = p̂ / α = -G / (H + λ), the gain G_l²/(H_l+λ) + G_r²/(H_r+λ) -
-    G_t²/(H_t+λ) of a split is Σ_c w_c² (H_c+λ) - w_t² (H_t+λ), so α² is the
-    ratio of the same sum over p̂ to the stored gain (least squares over t).
+    With w = p̂ / α = -G / (H + λ_node), the gain G_l²/(H_l+λ_l) +
+    G_r²/(H_r+λ_r) - G_t²/(H_t+λ) of a split (LightGBM always takes the
+    parent's term with lambda_l2) is Σ_c w_c² (H_c+λ_c) - w_t² (H_t+λ_t)² /
+    (H_t+λ), so α² is the ratio of the same sum over p̂ to the stored gain
+    (least squares over t).
     """
     lc, rc = left[t], right[t]
     num = (
-        value[lc] ** 2 * (cover[lc] + lam)
-        + value[rc] ** 2 * (cover[rc] + lam)
-        - value[t] ** 2 * (cover[t] + lam)
+        value[lc] ** 2 * (cover[lc] + node_lam[lc])
+        + value[rc] ** 2 * (cover[rc] + node_lam[rc])
+        - value[t] ** 2 * (cover[t] + node_lam[t]) ** 2 / (cover[t] + lam)
     )
     return float(np.sqrt(num @ gain[t] / (gain[t] @ gain[t])))
 
@@ -267,6 +269,7 @@ class LightGBMReader(ModelReader):
         cover = np.zeros(n_nodes)
         stored = np.full(n_nodes, np.nan)  # internal_value, for the cross-check
         gain = np.zeros(n_nodes)
+        categorical = np.zeros(n_nodes, dtype=bool)
         for m, t in enumerate(trees):
             off, n_inner = offsets[m], n_leaves[m] - 1
             leaves = slice(off + n_inner, offsets[m + 1])
@@ -280,6 +283,7 @@ class LightGBMReader(ModelReader):
                 # child >= 0: inner node; child < 0: leaf ~child.
                 out[inner] = off + np.where(child >= 0, child, n_inner + ~child)
             feature[inner] = _ints(t["split_feature"])
+            categorical[inner] = (_ints(t["decision_type"]) & 1).astype(bool)
             cover[inner] = _floats(t["internal_weight"])
             cover[leaves] = _floats(t["leaf_weight"])
             stored[inner] = _floats(t["internal_value"])
@@ -299,6 +303,25 @@ class LightGBMReader(ModelReader):
         shrinkage = np.array([float(t.get("shrinkage", 1)) for t in trees])
         learning_rate = float(params.get("learning_rate", shrinkage[-1]))
         lam = float(params.get("lambda_l2", 0))
+        # Children of a many-vs-many categorical split are regularised by
+        # lambda_l2 + cat_l2 (LightGBM's FindBestThresholdCategorical); a
+        # feature is split one-vs-rest, with lambda_l2, when its bins (the
+        # entries of feature_infos, "other" included) are <= max_cat_to_onehot.
+        node_lam = np.full(n_nodes, lam)
+        cat_l2 = float(params.get("cat_l2", 10))
+        many = categorical & (left >= 0)
+        if np.any(many) and cat_l2 > 0:
+            infos = header.get("feature_infos", "").split()
+            n_bins = np.array([len(i.split(":")) for i in infos])
+            onehot_max = int(params.get("max_cat_to_onehot", 4))
+            many &= n_bins[np.maximum(feature, 0)] > onehot_max
+            node_lam[left[many]] = node_lam[right[many]] = lam + cat_l2
+            if np.any((node_lam != lam) & (left >= 0)):
+                lost.append(
+                    f"categorical splits with cat_l2={cat_l2:g} (their children "
+                    "are regularised by lambda_l2 + cat_l2, but LightGBM's gain of "
+                    "the children's own splits uses lambda_l2)"
+                )
 
         # The first iteration's trees carry the intercept in every value (and
         # then read shrinkage 1): take it out, as the margin before them.
@@ -321,20 +344,20 @@ class LightGBMReader(ModelReader):
                 # The root's gradient sum is zero, G = Σ_leaves (v - b)(H + λ)
                 # = 0: this gives b to full precision, unlike the 6-digit
                 # stored root value.
-                weight = cover[leaves] + lam
+                weight = cover[leaves] + node_lam[leaves]
                 intercept[m] = leaf_value[leaves] @ weight / weight.sum()
             else:
                 intercept[m] = stored[offsets[m]]
             leaf_value[nodes] -= intercept[m]
         leaf_value[left >= 0] = 0.0
-        value = node_values_from_leaves(left, right, leaf_value, cover, lam)
+        value = node_values_from_leaves(left, right, leaf_value, cover, node_lam)
         if np.any(intercept != 0):
             # Adding the intercept resets shrinkage to 1, and under a schedule
             # the saved learning_rate is the last one: read α off the gains.
             t = np.flatnonzero(left[: offsets[min(k, n_trees)]] >= 0)
             if t.size and gain[t].sum() > 0:
                 first_lr = _learning_rate_from_gain(
-                    t, value, gain, left, right, cover, lam
+                    t, value, gain, left, right, cover, node_lam, lam
                 )
                 if abs(first_lr / learning_rate - 1) > 1e-4:
                     tree_lr[: min(k, n_trees)] = first_lr
