@@ -9,6 +9,9 @@ The numerical core of paper 000 (Sun, AISTATS 2023):
 - :func:`global_importance`: every global importance the papers compare
   (TreeInner, ForestInner, Abs, total gain, permutation, unbiased gain).
 - :func:`read_ensemble`: the library-neutral :class:`TreeEnsemble` behind both.
+- :class:`TreeInnerSelector`: a scikit-learn feature selector that keeps the
+  features with a positive TreeInner score on held-out rows (Sec. 4).
+- :mod:`skl_treeinner.datasets`: the paper's simulated data (Sec. 4.1).
 """
 
 from ._attribution import predecomp
@@ -16,6 +19,7 @@ from ._ensemble import TreeEnsemble
 from ._global import global_importance
 from ._importance import tree_inner
 from ._readers import read_model
+from ._selector import TreeInnerSelector
 
 
 def read_ensemble(model) -> TreeEnsemble:
@@ -42,6 +46,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "TreeEnsemble",
+    "TreeInnerSelector",
     "global_importance",
     "predecomp",
     "read_ensemble",

@@ -300,7 +300,8 @@ class TreeEnsemble:
         Returns an array of shape (n_samples, n_trees) whose column m is the
         entry of tree m's iteration and output.
         """
-        flat = per_iteration.reshape(per_iteration.shape[0], -1)
+        n_pairs = self.n_iterations * self.n_outputs
+        flat = per_iteration.reshape(per_iteration.shape[0], n_pairs)
         columns = self._round_columns
         return flat if columns is None else flat[:, columns[2]]
 

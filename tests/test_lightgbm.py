@@ -241,7 +241,9 @@ def test_scale_pos_weight_and_is_unbalance():
     model, target = train("binary", X, y, scale_pos_weight=3.0)
     with pytest.warns(IdentityWarning, match="boost_from_average"):
         read_ensemble(model)
-    model, target = train("binary", X, y, scale_pos_weight=3.0, boost_from_average=False)
+    model, target = train(
+        "binary", X, y, scale_pos_weight=3.0, boost_from_average=False
+    )
     assert_total_gain(model, X, target)
     model, target = train("binary", X, y, is_unbalance=True)
     with pytest.warns(IdentityWarning, match="is_unbalance"):
