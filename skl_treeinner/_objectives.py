@@ -99,6 +99,16 @@ def _require(cond: bool, objective: Objective, what: str) -> None:
         )
 
 
+def _class_indices(objective, y: np.ndarray) -> np.ndarray:
+    """Check that y holds class indices 0..n_classes-1 and return them as intp."""
+    _require(
+        bool(np.all((y == np.round(y)) & (y >= 0) & (y < objective.n_classes))),
+        objective,
+        f"labels must be integers in [0, {objective.n_classes})",
+    )
+    return y.astype(np.intp)
+
+
 class SquaredError(Objective):
     """Squared error, L = (y - f)^2 / 2, gradient f - y."""
 
@@ -264,13 +274,7 @@ class Softmax(Objective):
         return self.n_classes
 
     def check_target(self, y):  # noqa: D102
-        y = super().check_target(y)
-        _require(
-            bool(np.all((y == np.round(y)) & (y >= 0) & (y < self.n_classes))),
-            self,
-            f"labels must be integers in [0, {self.n_classes})",
-        )
-        return y.astype(np.intp)
+        return _class_indices(self, super().check_target(y))
 
     def gradient(self, margin, y):  # noqa: D102
         g = softmax(margin, axis=-1)
@@ -343,13 +347,7 @@ class OneVsRestLogistic(Objective):
         return self.n_classes
 
     def check_target(self, y):  # noqa: D102
-        y = Objective.check_target(self, y)
-        _require(
-            bool(np.all((y == np.round(y)) & (y >= 0) & (y < self.n_classes))),
-            self,
-            f"labels must be integers in [0, {self.n_classes})",
-        )
-        return y.astype(np.intp)
+        return _class_indices(self, super().check_target(y))
 
     def gradient(self, margin, y):  # noqa: D102
         s = self.sigmoid
