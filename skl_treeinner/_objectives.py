@@ -99,16 +99,6 @@ def _require(cond: bool, objective: Objective, what: str) -> None:
         )
 
 
-def _class_indices(objective, y: np.ndarray) -> np.ndarray:
-    """Check that y holds class indices 0..n_classes-1 and return them as intp."""
-    _require(
-        bool(np.all((y == np.round(y)) & (y >= 0) & (y < objective.n_classes))),
-        objective,
-        f"labels must be integers in [0, {objective.n_classes})",
-    )
-    return y.astype(np.intp)
-
-
 class SquaredError(Objective):
     """Squared error, L = (y - f)^2 / 2, gradient f - y."""
 
@@ -260,10 +250,9 @@ class Tweedie(Objective):
         )
 
 
-class Softmax(Objective):
-    """Multinomial log-loss over ``n_classes`` margins: gradient p_k - 1[y = k]."""
+class _MultiClass(Objective):
+    """Base of objectives with one margin per class and targets 0..K-1."""
 
-    name = "softmax"
     is_classifier = True
 
     def __init__(self, n_classes: int):
@@ -274,7 +263,19 @@ class Softmax(Objective):
         return self.n_classes
 
     def check_target(self, y):  # noqa: D102
-        return _class_indices(self, super().check_target(y))
+        y = super().check_target(y)
+        _require(
+            bool(np.all((y == np.round(y)) & (y >= 0) & (y < self.n_classes))),
+            self,
+            f"labels must be integers in [0, {self.n_classes})",
+        )
+        return y.astype(np.intp)
+
+
+class Softmax(_MultiClass):
+    """Multinomial log-loss over ``n_classes`` margins: gradient p_k - 1[y = k]."""
+
+    name = "softmax"
 
     def gradient(self, margin, y):  # noqa: D102
         g = softmax(margin, axis=-1)
@@ -327,7 +328,7 @@ class Fair(Objective):
         return self.c**2 / (np.abs(z) + self.c) ** 2
 
 
-class OneVsRestLogistic(Objective):
+class OneVsRestLogistic(_MultiClass):
     """K independent binary log-losses, one per class (LightGBM ``multiclassova``).
 
     Output k is the logit of class k against the rest, scaled by ``sigmoid``
@@ -336,18 +337,10 @@ class OneVsRestLogistic(Objective):
     """
 
     name = "one_vs_rest_logistic"
-    is_classifier = True
 
     def __init__(self, n_classes: int, sigmoid: float = 1.0):
-        self.n_classes = int(n_classes)
+        super().__init__(n_classes)
         self.sigmoid = float(sigmoid)
-
-    @property
-    def n_outputs(self) -> int:  # noqa: D102
-        return self.n_classes
-
-    def check_target(self, y):  # noqa: D102
-        return _class_indices(self, super().check_target(y))
 
     def gradient(self, margin, y):  # noqa: D102
         s = self.sigmoid
