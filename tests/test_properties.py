@@ -31,26 +31,41 @@ params = st.fixed_dictionaries(
 )
 
 
-def make_model(prm):
+def random_data(prm, target):
+    """X (with ties, scale and NaN as ``prm`` asks) and a ``target`` kind of y."""
     rng = np.random.default_rng(prm["seed"])
     n, p = prm["n"], prm["p"]
     X = rng.normal(size=(n, p)) * rng.choice([1.0, 100.0])
     X[:, 0] = np.round(X[:, 0], 1)  # ties: exercise equal split values
     signal = np.tanh(X[:, 0] / X[:, 0].std()) + rng.normal(size=n)
-    obj = prm["objective"]
-    extra = {}
-    if obj == "binary:logistic":
+    if target == "binary":
         y = (signal > 0).astype(float)
-    elif obj == "multi:softprob":
+    elif target == "multiclass":
         y = np.digitize(signal, [-0.5, 0.5]).astype(float)
-        extra["num_class"] = 3
-    elif obj == "count:poisson":
+    elif target == "count":
         y = rng.poisson(np.exp(signal / 2)).astype(float)
-        extra["max_delta_step"] = 0.0
+    elif target == "positive":
+        y = np.exp(signal)
     else:
         y = signal * rng.choice([1.0, 1000.0])
     if prm["nan_frac"]:
         X[rng.random((n, p)) < prm["nan_frac"]] = np.nan
+    return X, y
+
+
+def make_model(prm):
+    obj = prm["objective"]
+    target = {
+        "binary:logistic": "binary",
+        "multi:softprob": "multiclass",
+        "count:poisson": "count",
+    }.get(obj, "regression")
+    X, y = random_data(prm, target)
+    extra = {}
+    if obj == "multi:softprob":
+        extra["num_class"] = 3
+    elif obj == "count:poisson":
+        extra["max_delta_step"] = 0.0
     booster = xgb.train(
         {
             "objective": obj,
@@ -121,24 +136,10 @@ lgb_params = st.fixed_dictionaries(
 def make_lightgbm(prm):
     import lightgbm as lgb
 
-    rng = np.random.default_rng(prm["seed"])
-    n, p = prm["n"], prm["p"]
-    X = rng.normal(size=(n, p)) * rng.choice([1.0, 100.0])
-    X[:, 0] = np.round(X[:, 0], 1)
-    signal = np.tanh(X[:, 0] / X[:, 0].std()) + rng.normal(size=n)
     obj = prm["objective"]
-    extra = {}
-    if obj == "binary":
-        y = (signal > 0).astype(float)
-    elif obj == "multiclass":
-        y = np.digitize(signal, [-0.5, 0.5]).astype(float)
-        extra["num_class"] = 3
-    elif obj == "gamma":
-        y = np.exp(signal)
-    else:
-        y = signal * rng.choice([1.0, 1000.0])
-    if prm["nan_frac"]:
-        X[rng.random((n, p)) < prm["nan_frac"]] = np.nan
+    target = {"gamma": "positive"}.get(obj, obj)
+    X, y = random_data(prm, target)
+    extra = {"num_class": 3} if obj == "multiclass" else {}
     keys = ("num_leaves", "learning_rate", "lambda_l2", "min_data_in_leaf")
     keys += ("min_sum_hessian_in_leaf", "feature_fraction", "boost_from_average")
     booster = lgb.train(
