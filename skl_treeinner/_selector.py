@@ -17,7 +17,13 @@ from numbers import Integral, Real
 
 import numpy as np
 from joblib import cpu_count, effective_n_jobs
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
+from sklearn.base import (
+    BaseEstimator,
+    MetaEstimatorMixin,
+    _fit_context,
+    clone,
+    is_classifier,
+)
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_selection import SelectorMixin
 from sklearn.model_selection import (
@@ -379,7 +385,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
             base = _default_estimator(classifier, booster_seed)
         else:
             base = self.estimator
-            classifier = _is_classifier(base)
+            classifier = is_classifier(base)
         final = _check_supported(base)
         y_fit = _check_target(y, classifier, final)
 
@@ -735,12 +741,6 @@ def _final_step(estimator):
     if isinstance(estimator, Pipeline):
         return estimator.steps[-1][1]
     return estimator
-
-
-def _is_classifier(estimator) -> bool:
-    from sklearn.base import is_classifier
-
-    return is_classifier(estimator)
 
 
 def _default_estimator(classifier: bool, seed: int):
