@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
+from . import _validation
+from ._progress import progress
 from ._readers import read_model
 from ._readers._base import n_rows
 from ._validation import check_sample_weight, check_target, iter_leaf_chunks
@@ -13,7 +16,16 @@ __all__ = ["tree_inner"]
 _ATTRIBUTIONS = ("predecomp", "treeshap")
 
 
-def tree_inner(model, X, y, *, attribution="predecomp", sample_weight=None):
+def tree_inner(
+    model,
+    X,
+    y,
+    *,
+    attribution="predecomp",
+    sample_weight=None,
+    per_iteration=False,
+    verbose=0,
+):
     """TreeInner score of every feature on the given rows.
 
     TreeInner (paper 000, Def. 4, Eq. 20-21) is the inner product, summed
@@ -58,11 +70,27 @@ def tree_inner(model, X, y, *, attribution="predecomp", sample_weight=None):
     sample_weight : array-like of shape (n_samples,), default=None
         Weights of the inner product. Using the training weights on the
         training rows reproduces a weighted model's total gain.
+    per_iteration : bool, default=False
+        Return each boosting iteration's term of the sum over m in Eq. 21
+        instead of the sum: row r holds the contribution of the trees of
+        iteration r (all of its trees and outputs together). Its cumulative
+        sum over rows is the score of the model truncated after each
+        iteration, the curve of the paper's Figure 3: on held-out rows the
+        score of a noisy feature drifts negative as trees are added, while
+        on the training rows (``subsample=1``) each row is the total gain of
+        that iteration's splits (Prop. 3), so the score only grows. Summed
+        over axis 0 it equals the default output to float rounding. See
+        :func:`skl_treeinner.plotting.plot_score_path`.
+    verbose : int, default=0
+        Above 0, show progress on stderr (a tqdm bar when tqdm is installed,
+        else a few plain lines): over row chunks for ``"predecomp"``, over
+        boosting iterations for ``"treeshap"``. 0 adds no overhead.
 
     Returns
     -------
-    scores : ndarray of shape (n_features,)
-        TreeInner of each feature, summed over classes for multi-class models.
+    scores : ndarray of shape (n_features,), or (n_iterations, n_features)
+        TreeInner of each feature, summed over classes for multi-class models;
+        per boosting iteration when ``per_iteration=True``.
 
     Raises
     ------
@@ -87,6 +115,11 @@ def tree_inner(model, X, y, *, attribution="predecomp", sample_weight=None):
     TreeSHAP depends on more than the leaf, so it is computed per boosting
     round and reduced with the residuals at once, never stored for all trees.
 
+    With ``per_iteration=True`` and PreDecomp the per-leaf residual sums are
+    grouped by iteration in a sparse (n_iterations x n_nodes) matrix before
+    the product with the path table, so the extra memory is
+    O(n_iterations x n_features + n_nodes), never one array per tree and row.
+
     References
     ----------
     Y. Sun, "Individualized and Global Feature Attributions for Gradient
@@ -108,27 +141,65 @@ def tree_inner(model, X, y, *, attribution="predecomp", sample_weight=None):
     >>> in_sample = tree_inner(model, X[:200], y[:200])
     >>> bool(np.isclose(in_sample[0], gain["f0"], rtol=1e-5))
     True
+    >>> path = tree_inner(model, X[200:], y[200:], per_iteration=True)
+    >>> path.shape                                      # (iterations, features)
+    (50, 3)
+    >>> bool(np.allclose(path.sum(axis=0), scores))
+    True
     """
+    _check_attribution(attribution)
+    return _tree_inner(
+        read_model(model),
+        X,
+        y,
+        attribution=attribution,
+        sample_weight=sample_weight,
+        per_iteration=per_iteration,
+        verbose=verbose,
+    )
+
+
+def _check_attribution(attribution) -> None:
     if attribution not in _ATTRIBUTIONS:
         raise ValueError(
             f"attribution={attribution!r} is not supported; choose one of "
             f"{list(_ATTRIBUTIONS)}."
         )
-    reader = read_model(model)
+
+
+def _tree_inner(reader, X, y, *, attribution, sample_weight, per_iteration, verbose):
+    """:func:`tree_inner` on a model already read (the plots reuse the reader)."""
     X = reader.prepare_X(X)
     n = n_rows(X)
     y = check_target(y, n, reader)
     w = check_sample_weight(sample_weight, n)
     if attribution == "treeshap":
-        return _tree_inner_treeshap(reader, X, y, w)
-    return _tree_inner_predecomp(reader, X, y, w)
+        return _tree_inner_treeshap(reader, X, y, w, per_iteration, verbose)
+    return _tree_inner_predecomp(reader, X, y, w, per_iteration, verbose)
 
 
-def _tree_inner_predecomp(reader, X, y, w):
+def _n_chunks(reader, n: int, scale: int = 1) -> int:
+    """Count the chunks :func:`iter_leaf_chunks` yields (for progress totals)."""
+    # The rule of iter_leaf_chunks, read at call time like it does.
+    elements = _validation._CHUNK_ELEMENTS
+    step = max(256, scale * elements // max(reader.ensemble.n_trees, 1))
+    return 1 if step >= n else -(-n // step)
+
+
+def _tree_inner_predecomp(reader, X, y, w, per_iteration=False, verbose=0):
     """Σ_m α_m⁻¹ Σ_i f_{m,k}(x_i)(-g_{i,m}) w_i through per-leaf residual sums."""
     ens = reader.ensemble
     leaf_residual = np.zeros(ens.n_nodes)
-    for start, stop, _, leaves in iter_leaf_chunks(reader, X):
+    chunks = iter_leaf_chunks(reader, X)
+    if verbose:
+        chunks = progress(
+            chunks,
+            total=_n_chunks(reader, n_rows(X)),
+            desc="tree_inner (predecomp)",
+            verbose=verbose,
+            unit="chunk",
+        )
+    for start, stop, _, leaves in chunks:
         residual = ens.staged_gradients(leaves, y[start:stop])
         np.negative(residual, out=residual)
         if w is not None:
@@ -137,11 +208,26 @@ def _tree_inner_predecomp(reader, X, y, w):
             leaves.ravel(), weights=residual.ravel(), minlength=ens.n_nodes
         )
     leaf_residual /= ens.learning_rate[ens.node_tree]
+    if per_iteration:
+        # Row r of this (n_iterations x n_nodes) matrix holds the residual sums
+        # of the leaves of iteration r's trees (inner nodes hold 0 and their
+        # rows of path_table are empty): one product gives every iteration.
+        by_iteration = sparse.csr_matrix(
+            (
+                leaf_residual,
+                (ens.tree_iteration[ens.node_tree], np.arange(ens.n_nodes)),
+            ),
+            shape=(ens.n_iterations, ens.n_nodes),
+        )
+        scores = np.asarray((by_iteration @ ens.path_table).todense())
+        return scores.reshape(ens.n_iterations, ens.n_outputs, ens.n_features).sum(
+            axis=1
+        )
     scores = ens.path_table.T @ leaf_residual  # (n_outputs * n_features,)
     return scores.reshape(ens.n_outputs, ens.n_features).sum(axis=0)
 
 
-def _tree_inner_treeshap(reader, X, y, w):
+def _tree_inner_treeshap(reader, X, y, w, per_iteration=False, verbose=0):
     """Σ_r α_r⁻¹ Σ_i φ_{r,k}(x_i)(-g_{i,r}) w_i with each iteration's TreeSHAP.
 
     All trees of one iteration and output were fitted to the same gradient and
@@ -149,14 +235,28 @@ def _tree_inner_treeshap(reader, X, y, w):
     the same sum as one per tree.
     """
     ens = reader.ensemble
-    scores = np.zeros(ens.n_features)
+    scores = np.zeros((ens.n_iterations, ens.n_features))
+    n_chunks = _n_chunks(reader, n_rows(X), scale=4)
     # Larger chunks than PreDecomp's: every chunk costs one TreeSHAP call per
     # iteration, and the boosters' per-call overhead adds up over hundreds.
-    for start, stop, X_chunk, leaves in iter_leaf_chunks(reader, X, scale=4):
+    chunks = iter_leaf_chunks(reader, X, scale=4)
+    for c, (start, stop, X_chunk, leaves) in enumerate(chunks):
         residual = ens.iteration_gradients(leaves, y[start:stop])  # (n, R, K)
         residual *= -1.0 / ens.iteration_learning_rate[:, None]
         if w is not None:
             residual *= w[start:stop, None, None]
-        for r, phi in reader.iteration_shap(X_chunk):
-            scores += np.einsum("ik,ikj->j", residual[:, r, :], phi)
-    return scores
+        rounds = reader.iteration_shap(X_chunk)
+        if verbose:
+            desc = "tree_inner (treeshap)"
+            if n_chunks > 1:
+                desc += f", rows {c + 1}/{n_chunks}"
+            rounds = progress(
+                rounds,
+                total=ens.n_iterations,
+                desc=desc,
+                verbose=verbose,
+                unit="iteration",
+            )
+        for r, phi in rounds:
+            scores[r] += np.einsum("ik,ikj->j", residual[:, r, :], phi)
+    return scores if per_iteration else scores.sum(axis=0)

@@ -1,0 +1,440 @@
+"""Plots of TreeInner scores: per feature, and as trees are added.
+
+- :func:`plot_scores`: the held-out scores of a fitted
+  :class:`~skl_treeinner.TreeInnerSelector`, one bar per feature, with the
+  spread over splits, the threshold and the selected features.
+- :func:`plot_score_path`: the cumulative TreeInner score of each feature as
+  boosting iterations are added (the paper's Figure 3, for one model).
+
+matplotlib is an optional dependency (``pip install "skl-treeinner[plot]"``);
+it is imported only when a plot is drawn.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ._importance import _check_attribution, _tree_inner
+from ._readers import read_model
+from ._readers._base import feature_names_of
+
+__all__ = ["plot_score_path", "plot_scores", "score_spread"]
+
+_FITTED = ["scores_", "split_scores_", "support_", "threshold_"]
+
+
+def _pyplot():
+    """Import matplotlib.pyplot, or say how to install it."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise ImportError(
+            "skl_treeinner.plotting needs matplotlib, which is not installed. "
+            'Install it with: pip install "skl-treeinner[plot]"'
+        ) from e
+    return plt
+
+
+def _new_axes(plt, ax, height):
+    if ax is not None:
+        return ax
+    _, ax = plt.subplots(figsize=(6.4, height), layout="constrained")
+    return ax
+
+
+def _check_top(top, name="top"):
+    if top is None:
+        return None
+    if isinstance(top, bool) or not isinstance(top, Integral) or top < 1:
+        raise ValueError(f"{name} must be a positive int or None, got {top!r}.")
+    return int(top)
+
+
+def score_spread(selector) -> np.ndarray | None:
+    """Estimate the standard error of each feature's score over the splits.
+
+    ``scores_`` is the sum of the ``S`` rows of ``split_scores_``, so if the
+    splits were independent draws its standard error would be
+    ``sqrt(S) * std(split_scores_, ddof=1)``. This is what
+    :func:`plot_scores` draws as error bars.
+
+    Parameters
+    ----------
+    selector : TreeInnerSelector
+        A fitted selector.
+
+    Returns
+    -------
+    ndarray of shape (n_features,) or None
+        The standard error per feature; ``None`` with a single split, which
+        gives no estimate of the spread.
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If the selector is not fitted.
+
+    Notes
+    -----
+    Cross-fitted splits are not independent (their training parts overlap),
+    so this understates the uncertainty somewhat: read the bars as a guide
+    to which scores are within noise of the threshold, not as a confidence
+    interval.
+
+    References
+    ----------
+    Y. Sun, "Individualized and Global Feature Attributions for Gradient
+    Boosted Trees in the Presence of ℓ2 Regularization", AISTATS 2023.
+    Def. 4, Eq. 21 (the score each split computes on its held-out rows).
+
+    Examples
+    --------
+    >>> import numpy as np, xgboost as xgb
+    >>> from skl_treeinner import TreeInnerSelector
+    >>> from skl_treeinner.plotting import score_spread
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 4)); y = X[:, 0] + rng.normal(size=300)
+    >>> est = xgb.XGBRegressor(n_estimators=20, max_depth=2)
+    >>> sel = TreeInnerSelector(est, cv=3, random_state=0).fit(X, y)
+    >>> se = score_spread(sel)
+    >>> bool(np.allclose(se, np.sqrt(3) * sel.split_scores_.std(axis=0, ddof=1)))
+    True
+    """
+    check_is_fitted(selector, _FITTED)
+    split_scores = np.asarray(selector.split_scores_, dtype=np.float64)
+    n_splits = split_scores.shape[0]
+    if n_splits < 2:
+        return None
+    return np.sqrt(n_splits) * split_scores.std(axis=0, ddof=1)
+
+
+def plot_scores(
+    selector,
+    *,
+    ax=None,
+    top=None,
+    sort=True,
+    error_bars=True,
+    selected_color="tab:blue",
+    other_color="0.72",
+):
+    """Bar chart of a fitted selector's held-out TreeInner scores.
+
+    One horizontal bar per feature, of length ``selector.scores_`` (the
+    TreeInner score of Def. 4, Eq. 21, on held-out rows, summed over splits);
+    the features the selector keeps (``support_``) in ``selected_color``, the
+    others in ``other_color``; a dashed vertical line at ``threshold_``; and,
+    with two or more splits, error bars of ± one standard error of the sum
+    (:func:`score_spread`: ``sqrt(n_splits) * std(split_scores_, ddof=1)``).
+
+    Parameters
+    ----------
+    selector : TreeInnerSelector
+        A fitted selector (or any object with ``scores_``, ``split_scores_``,
+        ``support_`` and ``threshold_`` in the same layout).
+    ax : matplotlib Axes, default=None
+        Where to draw; a new figure, sized to the number of bars, if None.
+    top : int, default=None
+        Show only the ``top`` highest-scoring features; all if None.
+    sort : bool, default=True
+        Order bars by score, the highest at the top; if False, in column
+        order (the first column at the top).
+    error_bars : bool, default=True
+        Draw the spread over splits; ignored with a single split.
+    selected_color, other_color : color, default="tab:blue", "0.72"
+        Bar colors of the selected and of the other features.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+        The axes drawn on. ``ax.containers[0]`` holds the bars, top to
+        bottom.
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If the selector is not fitted.
+    ImportError
+        If matplotlib is not installed.
+    ValueError
+        If ``top`` is not a positive int.
+
+    See Also
+    --------
+    plot_score_path : How the scores build up as trees are added.
+
+    Notes
+    -----
+    Feature names come from ``feature_names_in_`` when the selector was
+    fitted on a DataFrame with string column names, else ``x0, x1, ...``.
+    A feature can score above the threshold and still not be selected when
+    ``max_features`` cut it; its bar is then in ``other_color``.
+
+    References
+    ----------
+    Y. Sun, "Individualized and Global Feature Attributions for Gradient
+    Boosted Trees in the Presence of ℓ2 Regularization", AISTATS 2023.
+    Def. 4, Eq. 20-21 (TreeInner), Sec. 4 (held-out scores for selection).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np, xgboost as xgb
+    >>> from skl_treeinner import TreeInnerSelector
+    >>> from skl_treeinner.plotting import plot_scores
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 4)); y = X[:, 0] + rng.normal(size=300)
+    >>> est = xgb.XGBRegressor(n_estimators=20, max_depth=2)
+    >>> sel = TreeInnerSelector(est, cv=3, random_state=0).fit(X, y)
+    >>> ax = plot_scores(sel)
+    >>> len(ax.containers[0])                              # one bar per feature
+    4
+    >>> ax.get_yticklabels()[0].get_text()                 # the best at the top
+    'x0'
+    """
+    check_is_fitted(selector, _FITTED)
+    top = _check_top(top)
+    plt = _pyplot()
+    from matplotlib.patches import Patch
+
+    scores = np.asarray(selector.scores_, dtype=np.float64)
+    support = np.asarray(selector.support_, dtype=bool)
+    threshold = float(selector.threshold_)
+    n_splits = np.asarray(selector.split_scores_).shape[0]
+    names = getattr(selector, "feature_names_in_", None)
+    if names is None:
+        names = [f"x{j}" for j in range(scores.size)]
+    names = [str(name) for name in names]
+
+    by_score = np.argsort(-scores, kind="mergesort")
+    shown = by_score[:top] if top is not None else by_score
+    if not sort:
+        shown = np.sort(shown)
+    n = shown.size
+    spread = score_spread(selector) if error_bars else None
+
+    ax = _new_axes(plt, ax, height=min(1.2 + 0.24 * n, 60.0))
+    pos = np.arange(n)[::-1]  # first shown at the top
+    colors = np.where(support[shown], selected_color, other_color).tolist()
+    ax.barh(pos, scores[shown], color=colors, height=0.7, gid="scores")
+    handles = [
+        Patch(color=selected_color, label=f"selected ({int(support.sum())})"),
+        Patch(color=other_color, label=f"not selected ({int((~support).sum())})"),
+    ]
+    if spread is not None:
+        handles.append(
+            ax.errorbar(
+                scores[shown],
+                pos,
+                xerr=spread[shown],
+                fmt="none",
+                ecolor="0.2",
+                elinewidth=1.0,
+                capsize=2.5,
+                label=f"±1 s.e. over {n_splits} splits",
+                gid="spread",
+            )
+        )
+    handles.append(
+        ax.axvline(
+            threshold,
+            color="tab:red",
+            linestyle="--",
+            linewidth=1.2,
+            label=f"threshold = {threshold:.3g}",
+            gid="threshold",
+        )
+    )
+    ax.set_yticks(pos, labels=[names[j] for j in shown])
+    ax.set_ylim(-0.6, n - 0.4)
+    splits = "1 split" if n_splits == 1 else f"sum over {n_splits} splits"
+    ax.set_xlabel(f"held-out TreeInner score ({splits})")
+    title = "TreeInner scores"
+    if top is not None and top < scores.size:
+        title += f" (top {n} of {scores.size} features)"
+    ax.set_title(title)
+    ax.legend(handles=handles, loc="lower right", fontsize="small")
+    ax.grid(axis="x", alpha=0.3)
+    return ax
+
+
+def plot_score_path(
+    model,
+    X,
+    y,
+    *,
+    attribution="predecomp",
+    features=None,
+    top=10,
+    sample_weight=None,
+    ax=None,
+    feature_names=None,
+    verbose=0,
+):
+    """Cumulative TreeInner score of each feature as boosting iterations are added.
+
+    For every shown feature k, the curve at iteration r is the TreeInner score
+    (Def. 4, Eq. 21) of the model truncated after its first r iterations,
+    Σ_{r' <= r} of :func:`~skl_treeinner.tree_inner` with
+    ``per_iteration=True``; its last point is ``tree_inner(model, X, y)[k]``.
+    On held-out rows the curves of noisy features bend down and end below the
+    zero line as trees are added, the paper's Figure 3 for a single model; on
+    the training rows every curve only rises (each step is a split gain,
+    Prop. 3).
+
+    Parameters
+    ----------
+    model : fitted booster
+        Any model :func:`~skl_treeinner.tree_inner` accepts.
+    X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+        Rows to score on; held-out rows show overfitting.
+    y : array-like of shape (n_samples,)
+        Target of those rows, as for :func:`~skl_treeinner.tree_inner`.
+    attribution : {"predecomp", "treeshap"}, default="predecomp"
+        Per-tree attribution, as for :func:`~skl_treeinner.tree_inner`.
+    features : sequence of int or str, default=None
+        Features to draw, by column index or name. None draws the ``top``
+        features of largest absolute final score.
+    top : int or None, default=10
+        With ``features=None``, how many features to draw, those with the
+        largest ``|tree_inner(model, X, y)|`` (ties in column order); None
+        draws every feature. Ignored when ``features`` is given.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weights of the inner product.
+    ax : matplotlib Axes, default=None
+        Where to draw; a new figure if None.
+    feature_names : sequence of str, default=None
+        Names for the legend; by default the model's own feature names, else
+        X's string column names, else ``x0, x1, ...``.
+    verbose : int, default=0
+        Progress of the score computation on stderr, as in
+        :func:`~skl_treeinner.tree_inner`.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+        The axes drawn on: one line per shown feature (in ``ax.lines``, in
+        the order of the legend) and a dotted zero line (``gid="zero"``).
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed.
+    ValueError
+        If ``features`` names an unknown feature, ``top`` is not a positive
+        int, ``feature_names`` has the wrong length, or as
+        :func:`~skl_treeinner.tree_inner` raises.
+    TypeError
+        If the model type is not supported.
+
+    See Also
+    --------
+    skl_treeinner.tree_inner : The scores, with ``per_iteration=True``.
+    plot_scores : Final held-out scores of a fitted selector.
+
+    References
+    ----------
+    Y. Sun, "Individualized and Global Feature Attributions for Gradient
+    Boosted Trees in the Presence of ℓ2 Regularization", AISTATS 2023.
+    Def. 4, Eq. 20-21 (TreeInner), Prop. 3, Sec. 4.4 and Figure 3.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np, xgboost as xgb
+    >>> from skl_treeinner import tree_inner
+    >>> from skl_treeinner.plotting import plot_score_path
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 5)); y = X[:, 0] + rng.normal(size=400)
+    >>> model = xgb.XGBRegressor(n_estimators=30, max_depth=3).fit(X[:200], y[:200])
+    >>> ax = plot_score_path(model, X[200:], y[200:], top=3)
+    >>> [line.get_label() for line in ax.lines if line.get_gid() != "zero"][0]
+    'x0'
+    >>> final = tree_inner(model, X[200:], y[200:])
+    >>> bool(np.isclose(ax.lines[0].get_ydata()[-1], final[0]))
+    True
+    """
+    _check_attribution(attribution)
+    top = _check_top(top)
+    plt = _pyplot()
+    reader = read_model(model)
+    path = _tree_inner(
+        reader,
+        X,
+        y,
+        attribution=attribution,
+        sample_weight=sample_weight,
+        per_iteration=True,
+        verbose=verbose,
+    )
+    n_iter, n_features = path.shape
+    names = _feature_names(reader, X, feature_names, n_features)
+    cumulative = np.cumsum(path, axis=0)
+    final = cumulative[-1]
+    if features is None:
+        order = np.argsort(-np.abs(final), kind="mergesort")
+        shown = order[:top] if top is not None else order
+    else:
+        shown = _resolve_features(features, names)
+
+    ax = _new_axes(plt, ax, height=4.2)
+    iterations = np.arange(1, n_iter + 1)
+    for j in shown:
+        ax.plot(iterations, cumulative[:, j], label=names[j], linewidth=1.4)
+    ax.axhline(0.0, color="k", linestyle=":", linewidth=1.0, gid="zero")
+    ax.set_xlabel("boosting iterations")
+    ax.set_ylabel("cumulative TreeInner score")
+    ax.set_xlim(1, max(n_iter, 2))
+    ax.set_title(f"TreeInner score as trees are added ({attribution})")
+    ax.legend(
+        loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False
+    )
+    ax.grid(alpha=0.3)
+    return ax
+
+
+def _feature_names(reader, X, feature_names, n_features):
+    if feature_names is not None:
+        names = [str(name) for name in feature_names]
+        if len(names) != n_features:
+            raise ValueError(
+                f"feature_names has {len(names)} entries but the model has "
+                f"{n_features} features; pass one name per column of X."
+            )
+        return names
+    names = reader.ensemble.feature_names or feature_names_of(X)
+    if names is not None and len(names) == n_features:
+        return [str(name) for name in names]
+    return [f"x{j}" for j in range(n_features)]
+
+
+def _resolve_features(features, names):
+    if isinstance(features, str | Integral):
+        features = [features]
+    index = {name: j for j, name in enumerate(names)}
+    shown = []
+    for f in features:
+        if isinstance(f, str):
+            if f not in index:
+                raise ValueError(
+                    f"features: {f!r} is not a feature of the model; its "
+                    f"features are {names[:10]}{' ...' if len(names) > 10 else ''}."
+                )
+            shown.append(index[f])
+        elif isinstance(f, Integral) and not isinstance(f, bool):
+            if not -len(names) <= f < len(names):
+                raise ValueError(
+                    f"features: index {f} is out of range for a model with "
+                    f"{len(names)} features."
+                )
+            shown.append(int(f) % len(names))
+        else:
+            raise ValueError(f"features must hold column indices or names, got {f!r}.")
+    if not shown:
+        raise ValueError("features is empty; pass at least one feature, or None.")
+    return np.asarray(shown)

@@ -1,0 +1,224 @@
+"""The plots, checked through their artists (Agg backend), never their pixels."""
+
+import sys
+
+import numpy as np
+import pytest
+import xgboost as xgb
+from conftest import make_data
+from sklearn.exceptions import NotFittedError
+
+from skl_treeinner import TreeInnerSelector, tree_inner
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.colors import to_rgba  # noqa: E402
+
+from skl_treeinner.plotting import (  # noqa: E402
+    plot_score_path,
+    plot_scores,
+    score_spread,
+)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _booster(**params):
+    return xgb.XGBRegressor(
+        n_estimators=25, max_depth=2, learning_rate=0.3, n_jobs=1, **params
+    )
+
+
+@pytest.fixture(scope="module")
+def selector():
+    X, y = make_data(n=450, p=6, seed=31)
+    # "median" puts the threshold away from 0, so the line's position is tested.
+    return TreeInnerSelector(_booster(), cv=3, threshold="median", random_state=0).fit(
+        X, y
+    )
+
+
+def _bars(ax):
+    """(label, width, position, facecolor) of every bar, top to bottom."""
+    ticks = [round(t) for t in ax.get_yticks()]
+    texts = [t.get_text() for t in ax.get_yticklabels()]
+    labels = dict(zip(ticks, texts, strict=True))
+    rows = []
+    for bar in ax.containers[0]:
+        pos = round(bar.get_y() + bar.get_height() / 2)
+        rows.append((labels[pos], bar.get_width(), pos, bar.get_facecolor()))
+    return sorted(rows, key=lambda row: -row[2])
+
+
+def _threshold_line(ax):
+    lines = [line for line in ax.lines if line.get_gid() == "threshold"]
+    assert len(lines) == 1
+    return lines[0]
+
+
+def test_bars_are_the_scores_sorted_and_colored(selector):
+    ax = plot_scores(selector)
+    rows = _bars(ax)
+    assert len(rows) == 6
+    scores = selector.scores_
+    for label, width, _, color in rows:
+        j = int(label[1:])  # "x3" -> 3: no feature_names_in_ for an array X
+        assert width == pytest.approx(scores[j], rel=1e-12)
+        expected = "tab:blue" if selector.support_[j] else "0.72"
+        assert color == pytest.approx(to_rgba(expected))
+    widths = [row[1] for row in rows]
+    assert widths == sorted(widths, reverse=True)  # the best at the top
+    # Both colors occur: median threshold keeps half.
+    assert 0 < selector.support_.sum() < 6
+    x = _threshold_line(ax).get_xdata()
+    assert x[0] == x[1] == pytest.approx(selector.threshold_)
+    assert selector.threshold_ == pytest.approx(np.median(scores))
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend[0] == f"selected ({selector.support_.sum()})"
+    assert any(t.startswith("threshold = ") for t in legend)
+
+
+def test_error_bars_are_the_standard_error_of_the_sum(selector):
+    ax = plot_scores(selector)
+    assert len(ax.containers) == 2
+    errorbar = ax.containers[1]
+    (segments,) = [c.get_segments() for c in errorbar.lines[2]]
+    split = selector.split_scores_
+    n_splits = split.shape[0]
+    assert n_splits == 3
+    # scores_ is the sum of the splits' scores (checked here, since the error
+    # bar's scaling depends on it) ...
+    np.testing.assert_allclose(split.sum(axis=0), selector.scores_)
+    # ... so its standard error is sqrt(S) * the sample s.d. of one split's.
+    deviations = split - split.mean(axis=0)
+    se = np.sqrt(n_splits * (deviations**2).sum(axis=0) / (n_splits - 1))
+    np.testing.assert_allclose(score_spread(selector), se, rtol=1e-12)
+    by_position = {pos: int(label[1:]) for label, _, pos, _ in _bars(ax)}
+    assert len(segments) == 6
+    for (x_lo, y_lo), (x_hi, y_hi) in segments:
+        assert y_lo == y_hi
+        j = by_position[round(y_lo)]
+        assert (x_lo + x_hi) / 2 == pytest.approx(selector.scores_[j], rel=1e-12)
+        assert (x_hi - x_lo) / 2 == pytest.approx(se[j], rel=1e-12)
+
+
+def test_one_split_has_no_error_bars_and_error_bars_can_be_off(selector):
+    X, y = make_data(n=300, p=4, seed=32)
+    single = TreeInnerSelector(_booster(), random_state=0).fit(X, y)
+    assert single.split_scores_.shape == (1, 4)
+    assert score_spread(single) is None
+    ax = plot_scores(single)
+    assert len(ax.containers) == 1
+    assert "1 split" in ax.get_xlabel()
+    assert len(plot_scores(selector, error_bars=False).containers) == 1
+
+
+def test_top_and_column_order(selector):
+    ax = plot_scores(selector, top=3, sort=False)
+    rows = _bars(ax)
+    assert len(rows) == 3
+    best3 = np.argsort(-selector.scores_)[:3]
+    assert [row[0] for row in rows] == [f"x{j}" for j in sorted(best3)]
+    assert "top 3 of 6" in ax.get_title()
+    with pytest.raises(ValueError, match="top must be a positive int"):
+        plot_scores(selector, top=0)
+
+
+def test_feature_names_and_features_cut_by_max_features():
+    pd = pytest.importorskip("pandas")
+    X, y = make_data(n=450, p=5, seed=33)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d", "e"])
+    sel = TreeInnerSelector(
+        _booster(), cv=3, threshold=-np.inf, max_features=2, random_state=0
+    ).fit(frame, y)
+    fig, ax = plt.subplots()
+    assert plot_scores(sel, ax=ax) is ax
+    rows = _bars(ax)
+    assert sorted(row[0] for row in rows) == list("abcde")
+    # All five pass the threshold, only the two best are kept: the others
+    # are drawn as not selected.
+    colors = [row[3] for row in rows]
+    assert colors[:2] == [pytest.approx(to_rgba("tab:blue"))] * 2
+    assert colors[2:] == [pytest.approx(to_rgba("0.72"))] * 3
+
+
+def test_unfitted_selector_is_refused():
+    with pytest.raises(NotFittedError):
+        plot_scores(TreeInnerSelector())
+    with pytest.raises(NotFittedError):
+        score_spread(TreeInnerSelector())
+
+
+def test_missing_matplotlib_names_the_extra(selector, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(ImportError, match=r'pip install "skl-treeinner\[plot\]"'):
+        plot_scores(selector)
+    X, y = make_data(n=100, seed=34)
+    model = _booster().fit(X, y)
+    with pytest.raises(ImportError, match=r"skl-treeinner\[plot\]"):
+        plot_score_path(model, X, y)
+
+
+# -- plot_score_path -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def held_out():
+    X, y = make_data(n=600, p=8, seed=35)
+    model = _booster().fit(X[:300], y[:300])
+    return model, X[300:], y[300:]
+
+
+def _curves(ax):
+    return [line for line in ax.lines if line.get_gid() != "zero"]
+
+
+@pytest.mark.parametrize("attribution", ["predecomp", "treeshap"])
+def test_path_ends_at_tree_inner(held_out, attribution):
+    model, X, y = held_out
+    final = tree_inner(model, X, y, attribution=attribution)
+    ax = plot_score_path(model, X, y, attribution=attribution, top=4)
+    curves = _curves(ax)
+    assert len(curves) == 4
+    # The default picks the largest |final score|, in that order.
+    top4 = np.argsort(-np.abs(final), kind="mergesort")[:4]
+    assert [c.get_label() for c in curves] == [f"x{j}" for j in top4]
+    for line, j in zip(curves, top4, strict=True):
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(1, 26))
+        assert line.get_ydata()[-1] == pytest.approx(final[j], rel=1e-9, abs=1e-9)
+    zero = [line for line in ax.lines if line.get_gid() == "zero"]
+    assert len(zero) == 1 and list(zero[0].get_ydata()) == [0, 0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == [f"x{j}" for j in top4]
+
+
+def test_path_features_by_name_or_index(held_out):
+    model, X, y = held_out
+    names = list("abcdefgh")
+    final = tree_inner(model, X, y)
+    ax = plot_score_path(model, X, y, features=["c", 7, -1], feature_names=names)
+    curves = _curves(ax)
+    assert [c.get_label() for c in curves] == ["c", "h", "h"]
+    assert curves[0].get_ydata()[-1] == pytest.approx(final[2], rel=1e-9, abs=1e-9)
+    assert len(_curves(plot_score_path(model, X, y, top=None))) == 8
+    with pytest.raises(ValueError, match="'z' is not a feature"):
+        plot_score_path(model, X, y, features=["z"], feature_names=names)
+    with pytest.raises(ValueError, match="out of range"):
+        plot_score_path(model, X, y, features=[8])
+    with pytest.raises(ValueError, match="feature_names has 2 entries"):
+        plot_score_path(model, X, y, feature_names=["a", "b"])
+    with pytest.raises(ValueError, match="attribution='shap' is not supported"):
+        plot_score_path(model, X, y, attribution="shap")
+
+
+def test_path_names_from_the_model(held_out):
+    pd = pytest.importorskip("pandas")
+    model, X, y = held_out
+    cols = [f"col{j}" for j in range(8)]
+    named = _booster().fit(pd.DataFrame(X, columns=cols), y)
+    ax = plot_score_path(named, pd.DataFrame(X, columns=cols), y, top=2)
+    assert all(c.get_label().startswith("col") for c in _curves(ax))
