@@ -30,7 +30,7 @@ X_train, X_test, y_train, y_test = train_test_split(
 )
 
 model = xgb.XGBClassifier(
-    n_estimators=300, learning_rate=0.05, max_depth=4, random_state=0
+    n_estimators=300, learning_rate=0.05, max_depth=4, n_jobs=1, random_state=0
 ).fit(X_train, y_train)
 
 # 1. PreDecomp of the first test row
