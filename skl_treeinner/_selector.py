@@ -59,6 +59,7 @@ from sklearn.utils.validation import (
 from threadpoolctl import threadpool_limits
 
 from ._importance import tree_inner
+from ._progress import progress
 from ._readers import SUPPORTED_MODELS, _reader_class
 
 __all__ = ["TreeInnerSelector"]
@@ -140,7 +141,11 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         ``max(1, cpu_count // workers)`` threads so that the machine is not
         oversubscribed; results do not depend on ``n_jobs``.
     verbose : int, default=0
-        Above 0, print one line to stderr per split as it finishes.
+        1: a progress bar over the splits on stderr (tqdm when installed,
+        otherwise a few plain lines), advancing as splits finish, also with
+        ``n_jobs > 1``. 2 and above: also one line per split (rows fitted and
+        scored, seconds) and, with ``attribution="treeshap"`` and the splits
+        run one after the other, progress over each model's trees.
 
     Attributes
     ----------
@@ -511,7 +516,17 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         n_workers = min(effective_n_jobs(self.n_jobs), len(jobs))
         threads = max(1, cpu_count() // n_workers) if n_workers > 1 else None
         names_in = getattr(self, "feature_names_in_", None)
-        parallel = Parallel(n_jobs=n_workers, return_as="generator")
+        # Unordered: the bar advances as soon as any split finishes; the
+        # results are put back in split order below.
+        parallel = Parallel(
+            n_jobs=n_workers,
+            return_as="generator_unordered" if n_workers > 1 else "generator",
+        )
+        inner_verbose = (
+            self.verbose
+            if self.verbose > 1 and self.attribution == "treeshap" and n_workers == 1
+            else 0
+        )
         results = parallel(
             delayed(_fit_and_score)(
                 base,
@@ -527,25 +542,33 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
                 threads,
                 self.n_features_in_,
                 names_in,
+                inner_verbose,
             )
             for job in jobs
         )
-        estimators, scores = [], []
-        for i, (est, split_scores, seconds) in enumerate(results, 1):
-            estimators.append(est)
-            scores.append(split_scores)
-            if self.verbose > 0:
-                train, es, test = jobs[i - 1][1:]
+        bar = progress(
+            results,
+            total=len(jobs),
+            desc=f"{type(self).__name__}: fitting and scoring",
+            verbose=self.verbose,
+            unit="split",
+        )
+        done = {}
+        for i, est, split_scores, seconds in bar:
+            done[i] = (est, split_scores)
+            if self.verbose > 1:
+                train, es, test = jobs[i][1:]
                 fitted_on = f"{train.size} rows" + (
                     f" (+{es.size} for early stopping)" if es is not None else ""
                 )
-                print(
-                    f"[{type(self).__name__}] split {i}/{len(jobs)}: fitted on "
+                _write(
+                    bar,
+                    f"[{type(self).__name__}] split {i + 1}/{len(jobs)}: fitted on "
                     f"{fitted_on}, scored on {test.size} held-out rows, "
                     f"{seconds:.1f}s",
-                    file=sys.stderr,
-                    flush=True,
                 )
+        estimators = [done[i][0] for i in range(len(jobs))]
+        scores = [done[i][1] for i in range(len(jobs))]
         return estimators, np.vstack(scores)
 
     def _score_prefit(self, X, y, weight, base, final):
@@ -977,17 +1000,30 @@ def _input_columns(pre, n_out, n_in, names_in):
     )
 
 
-def _score(est, X, y, weight, attribution, n_in, names_in):
+def _score(est, X, y, weight, attribution, n_in, names_in, verbose=0):
     """TreeInner of every input feature on the rows (X, y)."""
     if isinstance(est, Pipeline) and len(est.steps) > 1:
         pre, model = est[:-1], est.steps[-1][1]
         Xt = pre.transform(X)
-        raw = tree_inner(model, Xt, y, attribution=attribution, sample_weight=weight)
+        raw = tree_inner(
+            model, Xt, y, attribution=attribution, sample_weight=weight, verbose=verbose
+        )
         scores = np.zeros(n_in)
         scores[_input_columns(pre, raw.size, n_in, names_in)] = raw
         return scores
     model = _final_step(est)
-    return tree_inner(model, X, y, attribution=attribution, sample_weight=weight)
+    return tree_inner(
+        model, X, y, attribution=attribution, sample_weight=weight, verbose=verbose
+    )
+
+
+def _write(bar, line: str) -> None:
+    """Print ``line`` to stderr without breaking a tqdm bar in progress."""
+    write = getattr(bar, "write", None)
+    if write is not None:
+        write(line, file=sys.stderr)
+    else:
+        print(line, file=sys.stderr, flush=True)
 
 
 def _set_threads(est, threads):
@@ -1013,10 +1049,15 @@ def _fit_and_score(
     threads,
     n_in,
     names_in,
+    inner_verbose=0,
 ):
-    """Fit a clone on one split's training rows and score its held-out rows."""
+    """Fit a clone on one split's training rows and score its held-out rows.
+
+    Returns the split's index, the fitted clone, its scores and the seconds
+    it took.
+    """
     start = time.perf_counter()
-    _, train, es_rows, test = job
+    index, train, es_rows, test = job
     est = clone(base)
     if threads is not None:
         _set_threads(est, threads)
@@ -1041,8 +1082,9 @@ def _fit_and_score(
             attribution,
             n_in,
             names_in,
+            inner_verbose,
         )
-    return est, scores, time.perf_counter() - start
+    return index, est, scores, time.perf_counter() - start
 
 
 def _threshold_value(scores, threshold) -> float:

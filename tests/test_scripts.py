@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,24 +23,56 @@ def run(*args, timeout=300):
 
 
 def test_demo_module():
-    stdout = run("-m", "skl_treeinner", "demo", "--rows", "600", "--seed", "3")
-    assert "held-out TreeInner" in stdout
-    assert stdout.count("yes") == 5  # the five relevant features are marked
-    assert "ROC AUC against the truth" in stdout
+    # The README's demo command, on fewer rows: held-out TreeInner must rank
+    # and select the truly relevant features better than in-sample gain.
+    stdout = run("-m", "skl_treeinner", "demo", "--rows", "1000", "--seed", "1")
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("rank"))
+    table = lines[start + 1 : start + 31]
+    assert [int(line.split()[0]) for line in table] == list(range(1, 31))
+    assert sum(line.endswith("RELEVANT") for line in table) == 5
+    scores = [float(line.split()[2]) for line in table]
+    assert scores == sorted(scores, reverse=True)
+    # selected = held-out score above 0, as the header says
+    assert all(
+        (line.split()[5] == "yes") == (s > 0)
+        for line, s in zip(table, scores, strict=True)
+    )
+    summary = {}
+    for line in lines:
+        for name in ("held-out TreeInner", "in-sample gain"):
+            if line.startswith(name + " ") and line[len(name) :].split():
+                auc, n_sel, precision, recall = line[len(name) :].split()
+                summary[name] = (
+                    float(auc),
+                    int(n_sel),
+                    float(precision),
+                    float(recall),
+                )
+    inner, gain = summary["held-out TreeInner"], summary["in-sample gain"]
+    assert inner[0] > 0.9 and inner[0] > gain[0] + 0.3  # ROC AUC
+    assert inner[3] >= 0.8 and inner[2] > gain[2]  # recall, precision
+    assert inner[1] == sum(line.split()[5] == "yes" for line in table)
 
 
-def test_demo_returns_numbers():
-    from skl_treeinner._demo import run_demo
+def test_demo_data_has_the_stated_truth():
+    from skl_treeinner._demo import make_demo_data
 
-    lines = []
-    res = run_demo(n_samples=1000, seed=1, print_fn=lines.append)
-    assert res["held_out"].shape == (30,)
-    assert res["auc_tree_inner"] > 0.8
-    assert any("rank" in line for line in lines)
+    X, y, relevant = make_demo_data(500, seed=2)
+    assert X.shape == (500, 30) and y.shape == (500,) and relevant.sum() == 5
+    n_values = np.array([np.unique(col).size for col in X.T])
+    assert np.all(n_values[relevant] <= 4) and np.all(n_values[~relevant] == 500)
+    # y is the sum of the relevant features (scaled to [0, 1]) plus noise:
+    # on many rows, least squares finds slope 1 on them and 0 on the others
+    X, y, relevant = make_demo_data(20000, seed=2)
+    coef = np.linalg.lstsq(np.c_[np.ones(len(y)), X], y, rcond=None)[0][1:]
+    assert np.all(np.abs(coef[relevant] - 1) < 0.5)
+    assert np.all(np.abs(coef[~relevant]) < 0.5)
 
 
 def test_cli_help_and_bad_args():
-    assert "demo" in run("-m", "skl_treeinner", "--help")
+    help_text = run("-m", "skl_treeinner", "--help")
+    assert "demo" in help_text and "select" in help_text and "examples:" in help_text
     out = subprocess.run(
         [sys.executable, "-m", "skl_treeinner", "demo", "--rows", "5"],
         cwd=ROOT,

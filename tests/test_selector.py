@@ -299,12 +299,36 @@ def test_n_jobs_and_random_state_reproducible():
 
 
 def test_verbose_prints_progress(capsys):
+    pytest.importorskip("tqdm")
     X, y = make_data(n=120)
     TreeInnerSelector(small_reg(), cv=3, verbose=1, random_state=0).fit(X, y)
+    err = capsys.readouterr().err
+    # verbose=1: a bar over the splits, no line per split
+    assert "TreeInnerSelector: fitting and scoring" in err and "3/3" in err
+    assert "held-out rows" not in err
+    TreeInnerSelector(small_reg(), cv=3, verbose=2, random_state=0).fit(X, y)
     err = capsys.readouterr().err
     assert "split 1/3" in err and "split 3/3" in err and "held-out rows" in err
     TreeInnerSelector(small_reg(), cv=3, random_state=0).fit(X, y)
     assert capsys.readouterr().err == ""
+
+
+def test_verbose_progress_in_parallel_keeps_split_order(capsys):
+    # Splits may finish in any order under n_jobs > 1 (the bar follows them as
+    # they finish); the fitted attributes must still be in split order.
+    from joblib import parallel_config
+
+    X, y = make_data(n=120)
+    serial = TreeInnerSelector(small_reg(), cv=3, random_state=0).fit(X, y)
+    with parallel_config(backend="threading"):
+        par = TreeInnerSelector(
+            small_reg(), cv=3, n_jobs=3, verbose=2, random_state=0
+        ).fit(X, y)
+    err = capsys.readouterr().err
+    assert all(f"split {i}/3" in err for i in (1, 2, 3))
+    np.testing.assert_array_equal(par.split_scores_, serial.split_scores_)
+    for a, b in zip(par.estimators_, serial.estimators_, strict=True):
+        np.testing.assert_array_equal(a.predict(X), b.predict(X))
 
 
 def test_groups_reach_the_splitter():

@@ -1,0 +1,387 @@
+"""The command line ``skl-treeinner select``: output, files written, errors.
+
+Most tests call ``main(argv)`` in-process (starting Python costs seconds
+here); a few run the real ``python -m skl_treeinner`` and the installed
+``skl-treeinner`` script, to check that what the user runs behaves the same.
+The scores are checked against :class:`TreeInnerSelector` called from Python
+with the same booster, so the command line adds no arithmetic of its own.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xgboost as xgb
+
+from skl_treeinner import TreeInnerSelector
+from skl_treeinner._cli import main
+
+pd = pytest.importorskip("pandas")
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = ["--n-estimators", "20", "--learning-rate", "0.3", "--cv", "3"]
+
+
+def make_frame(n=150, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "size": rng.normal(size=n),
+            "rooms": rng.integers(1, 5, size=n),
+            "noise": rng.random(n),
+            "city": rng.choice(["paris", "lyon", "nice"], size=n),
+        }
+    )
+    frame["price"] = (
+        3 * frame["size"]
+        + frame["rooms"]
+        + 2 * (frame["city"] == "paris")
+        + rng.normal(scale=0.5, size=n)
+    )
+    return frame
+
+
+@pytest.fixture
+def houses(tmp_path):
+    path = tmp_path / "houses.csv"
+    make_frame().to_csv(path, index=False)
+    return path
+
+
+def run_cli(capsys, *args):
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def table_rows(stdout):
+    """The rows of the ranked table: (rank, feature, score, selected)."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("rank"))
+    rows = []
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            break
+        rank, feature, score, _sd, _pos, selected = line.split()
+        rows.append((int(rank), feature, float(score), selected == "yes"))
+    return rows
+
+
+def test_select_matches_the_python_api(capsys, houses, tmp_path):
+    out_json = tmp_path / "scores.json"
+    status, stdout, err = run_cli(
+        capsys, "select", houses, "--target", "price", "--drop", "city", *FAST,
+        "--random-state", "3", "--out", out_json, "-q",
+    )  # fmt: skip
+    assert status == 0 and err == ""
+    frame = make_frame()
+    X, y = frame[["size", "rooms", "noise"]], frame["price"].to_numpy()
+    est = xgb.XGBRegressor(
+        n_estimators=20, learning_rate=0.3, max_depth=4, min_child_weight=1,
+        reg_lambda=1.0, tree_method="hist", enable_categorical=False,
+        random_state=3,
+    )  # fmt: skip
+    ref = TreeInnerSelector(est, cv=3, random_state=3).fit(X, y)
+
+    doc = json.loads(out_json.read_text())
+    scores = {f["feature"]: f["score"] for f in doc["features"]}
+    np.testing.assert_allclose([scores[c] for c in X.columns], ref.scores_)
+    for f in doc["features"]:
+        np.testing.assert_allclose(
+            f["split_scores"], ref.split_scores_[:, list(X.columns).index(f["feature"])]
+        )
+    assert doc["selected"] == [c for c in ref.get_feature_names_out()]
+    assert doc["n_splits"] == 3 and doc["threshold"] == 0.0
+    assert [f["rank"] for f in doc["features"]] == [1, 2, 3]
+
+    # stdout: the same ranking and scores (to the 5 digits printed)
+    rows = table_rows(stdout)
+    assert [r[1] for r in rows] == [f["feature"] for f in doc["features"]]
+    # to the decimals printed, which are the same for the whole column
+    printed = [line.split()[2] for line in stdout.splitlines() if line[:4].strip()
+               in {"1", "2", "3"}]  # fmt: skip
+    decimals = {len(text.partition(".")[2]) for text in printed}
+    assert len(decimals) == 1
+    (d,) = decimals
+    assert printed == [f"{scores[r[1]]:.{d}f}" for r in rows]
+    assert rows[0][1] == "size" and rows[0][3]
+    assert "target 'price' (regression)" in stdout
+    assert f"selected {len(doc['selected'])} of 3 features" in stdout
+
+
+def test_out_csv_and_out_data(capsys, houses, tmp_path):
+    scores_csv, data_csv = tmp_path / "scores.csv", tmp_path / "selected.csv"
+    status, stdout, _ = run_cli(
+        capsys, "select", houses, "-t", "price", "--drop", "city,noise", *FAST,
+        "--max-features", "1", "--out", scores_csv, "--out-data", data_csv, "-q",
+    )  # fmt: skip
+    assert status == 0
+    table = pd.read_csv(scores_csv)
+    assert list(table.columns) == [
+        "rank", "feature", "score", "split_sd", "positive_splits", "selected",
+        "split_1", "split_2", "split_3",
+    ]  # fmt: skip
+    splits = table[["split_1", "split_2", "split_3"]].to_numpy()
+    np.testing.assert_allclose(splits.sum(axis=1), table["score"])
+    np.testing.assert_allclose(splits.std(axis=1, ddof=1), table["split_sd"])
+    np.testing.assert_array_equal(table["positive_splits"], (splits > 0).sum(axis=1))
+    assert table["selected"].tolist() == [True, False]  # --max-features 1
+    data = pd.read_csv(data_csv)
+    assert list(data.columns) == [table["feature"][0], "price"]
+    original = pd.read_csv(houses)
+    pd.testing.assert_frame_equal(data, original[list(data.columns)])
+    assert "(score > 0, at most 1)" in stdout
+
+
+@pytest.mark.parametrize("estimator", ["xgboost", "lightgbm", "hgb"])
+def test_parquet_with_categorical_column(capsys, tmp_path, estimator):
+    if estimator == "lightgbm":
+        pytest.importorskip("lightgbm")
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "houses.parquet"
+    make_frame().to_parquet(path)
+    out_data = tmp_path / "selected.parquet"
+    status, stdout, err = run_cli(
+        capsys, "select", path, "-t", "price", "--categorical", *FAST,
+        "--estimator", estimator, "--out-data", out_data, "-q",
+    )  # fmt: skip
+    assert status == 0, err
+    ranked = {r[1]: r for r in table_rows(stdout)}
+    assert set(ranked) == {"size", "rooms", "noise", "city"}
+    assert ranked["size"][0] == 1
+    assert ranked["city"][3]  # the category column helps and is kept
+    written = pd.read_parquet(out_data)
+    assert "city" in written.columns and written.columns[-1] == "price"
+
+
+def test_classification_target_is_detected(capsys, houses):
+    status, stdout, _ = run_cli(
+        capsys, "select", houses, "-t", "city", "--drop", "price", *FAST, "-q"
+    )
+    assert status == 0
+    assert "target 'city' (classification)" in stdout
+    status, stdout, _ = run_cli(
+        capsys, "select", houses, "-t", "rooms", "--drop", "city", *FAST, "-q"
+    )
+    assert "target 'rooms' (classification)" in stdout  # 4 distinct integers
+    status, stdout, _ = run_cli(
+        capsys, "select", houses, "-t", "rooms", "--drop", "city", *FAST, "-q",
+        "--task", "regression",
+    )  # fmt: skip
+    assert "target 'rooms' (regression)" in stdout
+
+
+def test_progress_on_stderr_unless_quiet(capsys, houses):
+    pytest.importorskip("tqdm")
+    status, _, err = run_cli(
+        capsys, "select", houses, "-t", "price", "--drop", "city", *FAST
+    )
+    assert status == 0
+    assert "TreeInnerSelector: fitting and scoring" in err and "3/3" in err
+    status, _, err = run_cli(
+        capsys, "select", houses, "-t", "price", "--drop", "city", *FAST, "-v"
+    )
+    assert "split 1/3" in err and "split 3/3" in err  # -v: one line per split
+
+
+def test_plot(capsys, houses, tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "scores.png"
+    status, _, err = run_cli(
+        capsys, "select", houses, "-t", "price", "--drop", "city", *FAST,
+        "--plot", png,
+    )  # fmt: skip
+    assert status == 0, err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"drew the scores to {png}" in err
+
+
+def write(path, text):
+    path.write_text(text)
+    return path
+
+
+ERRORS = {
+    "missing file": (
+        lambda d: ["select", d / "nope.csv", "-t", "price"],
+        "nope.csv: no such file",
+    ),
+    "missing target": (
+        lambda d: ["select", d / "houses.csv", "-t", "pric"],
+        "--target 'pric': no such column in houses.csv; did you mean 'price'?",
+    ),
+    "target in other case": (
+        lambda d: ["select", d / "houses.csv", "-t", "PRICE"],
+        "did you mean 'price'?",
+    ),
+    "text column": (
+        lambda d: ["select", d / "houses.csv", "-t", "price"],
+        "column 'city' holds text (e.g. 'lyon' in data row 1), which XGBoost "
+        "cannot take as a number; pass --categorical to treat text columns as "
+        "categories, or leave them out with --drop city",
+    ),
+    "NaN in target": (
+        lambda d: [
+            "select",
+            write(d / "nan.csv", "a,b,y\n1,2,3\n4,5,\n7,8,9\n"),
+            "-t",
+            "y",
+        ],  # fmt: skip
+        "the target 'y' is missing in 1 of 3 rows (first at data rows [2]",
+    ),
+    "unsupported extension": (
+        lambda d: ["select", write(d / "houses.xlsx", "x"), "-t", "price"],
+        "cannot read 'houses.xlsx': unsupported file type (.xlsx)",
+    ),
+    "bad --out suffix": (
+        lambda d: ["select", d / "houses.csv", "-t", "price", "--out", d / "s.txt"],
+        "end the name with .csv or .json",
+    ),
+    "missing output folder": (
+        lambda d: [
+            "select",
+            d / "houses.csv",
+            "-t",
+            "price",
+            "--out-data",
+            d / "no/x.csv",
+        ],  # fmt: skip
+        "does not exist",
+    ),
+    "target dropped": (
+        lambda d: ["select", d / "houses.csv", "-t", "price", "--drop", "price"],
+        "--drop 'price' names the target",
+    ),
+    "too many features": (
+        lambda d: [
+            "select",
+            d / "houses.csv",
+            "-t",
+            "price",
+            "--drop",
+            "city",
+            "--max-features",
+            "9",
+        ],  # fmt: skip
+        "--max-features 9 is more than the 3 features",
+    ),
+    "empty file": (
+        lambda d: ["select", write(d / "empty.csv", ""), "-t", "y"],
+        "empty.csv is empty",
+    ),
+    "fractional classes": (
+        lambda d: [
+            "select",
+            d / "houses.csv",
+            "-t",
+            "size",
+            "--task",
+            "classification",
+            "--drop",
+            "city",
+        ],  # fmt: skip
+        "--task classification needs class labels, but 'size' holds fractions",
+    ),
+    "too few rows for the folds": (
+        lambda d: [
+            "select",
+            write(d / "tiny.csv", "a,y\n1,2\n3,4\n"),
+            "-t",
+            "y",
+            "-q",
+        ],  # fmt: skip
+        "Cannot split the 2 rows as cv=5 asks",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ERRORS))
+def test_errors_are_one_line_on_stderr(capsys, houses, case):
+    argv, message = ERRORS[case]
+    status, stdout, err = run_cli(capsys, *argv(houses.parent))
+    assert status == 1
+    assert stdout == ""
+    assert err.count("\n") == 1 and err.startswith("skl-treeinner: error: "), err
+    assert message in err
+
+
+def test_date_column_is_refused(capsys, tmp_path):
+    pytest.importorskip("pyarrow")
+    frame = make_frame(n=20).drop(columns="city")
+    frame["sold"] = pd.date_range("2020-01-01", periods=20)
+    frame.to_parquet(tmp_path / "dated.parquet")
+    status, _, err = run_cli(
+        capsys, "select", tmp_path / "dated.parquet", "-t", "price"
+    )
+    assert status == 1
+    assert "column 'sold' holds dates or times" in err and "--drop sold" in err
+
+
+def test_usage_errors_exit_2(capsys, houses):
+    with pytest.raises(SystemExit) as exc:
+        main(["select", str(houses), "-t", "price", "--threshold", "foo"])
+    assert exc.value.code == 2
+    assert "argument --threshold: threshold='foo' is not understood" in (
+        capsys.readouterr().err
+    )
+    with pytest.raises(SystemExit) as exc:
+        main(["select", str(houses), "-t", "price", "--max-features", "1.5"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["select", str(houses)])  # no --target
+    assert exc.value.code == 2
+    assert "--target" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "module, suffix, extra_args, purpose, extra",
+    [
+        ("pandas", ".csv", [], "reading DATA", "cli"),
+        ("pyarrow", ".parquet", [], "reading Parquet files", "cli"),
+        ("matplotlib", ".csv", ["--plot", "p.png"], "drawing --plot", "plot"),
+    ],
+)
+def test_missing_optional_package(
+    capsys, monkeypatch, tmp_path, module, suffix, extra_args, purpose, extra
+):
+    path = write(tmp_path / f"d{suffix}", "a,y\n1,2\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, module, None)  # import fails
+    status, _, err = run_cli(capsys, "select", path, "-t", "y", *extra_args)
+    assert status == 1
+    assert err == (
+        f"skl-treeinner: error: {purpose} needs {module}, which is not "
+        f'installed: pip install "skl-treeinner[{extra}]"\n'
+    )
+
+
+# -- the real programs -----------------------------------------------------------
+def test_help_of_python_m():
+    out = subprocess.run(
+        [sys.executable, "-m", "skl_treeinner", "select", "--help"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0
+    for text in ("--target", "--categorical", "--out-data", "examples:",
+                 "how it works"):  # fmt: skip
+        assert text in out.stdout
+
+
+def test_console_script(tmp_path):
+    # The installed script is wired to main() and passes on its exit status;
+    # an error ends in one line, no traceback.
+    script = Path(sys.executable).with_name("skl-treeinner")
+    if not script.exists():
+        script = shutil.which("skl-treeinner")
+    if script is None:
+        pytest.skip("the skl-treeinner script is not installed")
+    out = subprocess.run(
+        [str(script), "select", "nope.csv", "-t", "y"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert out.stderr == "skl-treeinner: error: nope.csv: no such file\n"
