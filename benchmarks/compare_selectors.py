@@ -1,0 +1,714 @@
+"""TreeInnerSelector against the feature selectors people use instead.
+
+Every data set comes with the truth: a mask of the features the target depends
+on. For each data set and replication (seed), the rows are split once,
+stratified for classification, into a *selection* part (2/3) and a *test* part
+(1/3). Every selector sees only the selection part. Then:
+
+- ``auc``: ROC AUC of the selector's feature scores against the truth, where
+  the selector gives scores (undefined when no feature is relevant, the null
+  case);
+- ``n_sel``, ``precision``, ``recall``, ``f1``: of the selected set against the
+  truth (an empty selection has precision 0, as ``zero_division=0`` in
+  scikit-learn), and ``n_false``, the number of selected irrelevant features,
+  the one measure that means something in the null case;
+- ``refit``: a booster with the same hyper-parameters, refit on the selected
+  columns of the selection part, scored on the test part (R² for regression,
+  ROC AUC for classification, one-vs-rest when multi-class). With no feature
+  selected it predicts the selection part's mean (or class frequencies);
+- ``time``: wall time of the selection, and its ratio to TreeInnerSelector's
+  (defaults) on the same data in the same process, right before it.
+
+The booster, wherever a selector needs one, is the default estimator of
+TreeInnerSelector (XGBoost, 400 trees, eta 0.01, depth 4, min_child_weight 1,
+lambda 1, hist), given ``n_jobs=1``; every booster and BLAS runs on one thread
+(threadpoolctl), and ``--n-jobs`` runs cells (data set x seed) in parallel.
+
+Selectors (``--selectors``):
+
+- ``treeinner``: ``TreeInnerSelector(booster, random_state=seed)``: half the
+  rows fit, half scored, keep score > 0;
+- ``treeinner-cv5``: the same with ``cv=5`` (cross-fitted, scores summed);
+- ``gain-sfm``: ``SelectFromModel`` on the booster fitted to all selection
+  rows, ``importance_type="total_gain"`` (in-sample TreeInner, Prop. 3),
+  scikit-learn's default threshold ``"mean"``;
+- ``shap-mean``: the booster fitted on half the rows, mean |TreeSHAP| on the
+  other half (XGBoost's own ``pred_contribs``), keep features above the mean
+  of the features' mean |SHAP| (SelectFromModel's default rule; no true
+  number of relevant features is used);
+- ``permutation``: ``sklearn.inspection.permutation_importance`` of the same
+  half-fitted booster on the other half (5 repeats, R² or log loss), keep
+  mean importance > 0 (the same zero cut-off as TreeInner, no multiplicity
+  correction);
+- ``rfecv``: ``RFECV`` on the booster's ``feature_importances_`` (gain),
+  ``step=0.1`` (a tenth of the features per round), 3 folds, R² or log loss;
+  scores are ``-ranking_``;
+- ``boruta``: ``BorutaPy`` (package ``boruta``) with the same XGBoost booster
+  and ``n_estimators=400`` fixed, ``perc=100, alpha=0.05, max_iter=100``;
+  only confirmed features are selected; scores are ``-ranking_``;
+- ``probatus``: probatus ``ShapRFECV`` with the same booster, ``step=0.5``
+  (half the features per round, for time), 3 folds, path-dependent TreeSHAP,
+  ``num_features="best"``; the score of a feature is minus the size
+  of the smallest feature set it survived into;
+- ``arfs-leshy``, ``arfs-grootcv``: arfs's Leshy (SHAP importance, the same
+  booster) and GrootCV (LightGBM), when they run.
+
+A selector whose package is missing is skipped, and one that raises is
+recorded with its error; both are listed in the output.
+
+Usage::
+
+    python benchmarks/compare_selectors.py [--reps 5] [--datasets NAME ...]
+        [--selectors NAME ...] [--n-jobs 1] [--out-dir docs] [--csv PATH]
+        [--smoke]
+    python benchmarks/compare_selectors.py --from-csv PATH [--out-dir DIR]
+
+It writes ``selector-comparison.md`` in ``--out-dir`` (the tables between the
+``results`` markers; the rest of an existing page is kept) and
+``img/compare-*.png``. ``--smoke`` runs one replication on small data with a
+few fast selectors, into a temporary directory unless ``--out-dir`` is given,
+never into ``docs/``. ``--from-csv`` redraws the page and plots from the rows
+an earlier run saved with ``--csv`` (and its ``PATH.meta.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import sklearn
+import xgboost as xgb
+from joblib import Parallel, delayed
+from sklearn.feature_selection import RFECV, SelectFromModel
+from sklearn.inspection import permutation_importance
+from sklearn.metrics import r2_score, roc_auc_score
+from sklearn.model_selection import train_test_split
+from sklearn.utils.multiclass import type_of_target
+from threadpoolctl import threadpool_limits
+
+from skl_treeinner import TreeInnerSelector
+from skl_treeinner import datasets as ds
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+
+#: TreeInnerSelector's default booster (see its docstring), on one thread.
+BOOSTER = dict(
+    n_estimators=400,
+    learning_rate=0.01,
+    max_depth=4,
+    min_child_weight=1,
+    reg_lambda=1.0,
+    tree_method="hist",
+    n_jobs=1,
+)
+TEST_FRACTION = 1 / 3
+
+ALL_SELECTORS = [
+    "treeinner",
+    "treeinner-cv5",
+    "gain-sfm",
+    "shap-mean",
+    "permutation",
+    "rfecv",
+    "boruta",
+    "probatus",
+    "arfs-leshy",
+    "arfs-grootcv",
+]
+SMOKE_SELECTORS = ["treeinner", "gain-sfm", "permutation", "boruta"]
+
+
+# -- data ------------------------------------------------------------------------
+def _datasets(smoke):
+    """Name -> callable(seed) returning (X, y, relevant), for those that exist."""
+    out = {}
+    n_paper = 400 if smoke else 2000
+    for task in ("regression", "classification"):
+        out[f"paper-{task}"] = lambda seed, task=task: ds.make_paper_simulation(
+            task, n_paper, random_state=seed
+        )
+    if hasattr(ds, "load_semi_synthetic"):
+        for name in ("breast_cancer", "diabetes", "digits", "wine"):
+            out[f"semi-{name}"] = lambda seed, name=name: ds.load_semi_synthetic(
+                name, random_state=seed
+            )
+    if hasattr(ds, "make_cardinality_simulation"):
+        n_card = 1000 if smoke else 6000
+        for case in ("null", "power"):
+            out[f"cardinality-{case}"] = lambda seed, case=case: (
+                ds.make_cardinality_simulation(
+                    case, n_samples=n_card, random_state=seed
+                )
+            )
+    return out
+
+
+def _is_classification(y):
+    return type_of_target(y) in ("binary", "multiclass")
+
+
+def _booster(classification, seed):
+    cls = xgb.XGBClassifier if classification else xgb.XGBRegressor
+    return cls(**BOOSTER, random_state=seed)
+
+
+def _scoring(classification):
+    return "neg_log_loss" if classification else "r2"
+
+
+# -- metrics ---------------------------------------------------------------------
+def selection_metrics(relevant, support):
+    """Precision, recall, F1 of a selected set and its number of false picks.
+
+    Parameters
+    ----------
+    relevant : array-like of bool, shape (n_features,)
+        The truth.
+    support : array-like of bool, shape (n_features,)
+        The selected features.
+
+    Returns
+    -------
+    dict
+        ``precision`` (0 for an empty selection), ``recall`` and ``f1`` (NaN
+        when no feature is relevant), ``n_sel`` and ``n_false``.
+    """
+    relevant = np.asarray(relevant, dtype=bool)
+    support = np.asarray(support, dtype=bool)
+    tp = int(np.sum(relevant & support))
+    n_sel, n_rel = int(support.sum()), int(relevant.sum())
+    precision = tp / n_sel if n_sel else 0.0
+    if n_rel == 0:
+        recall = f1 = np.nan
+    else:
+        recall = tp / n_rel
+        f1 = 2 * tp / (n_sel + n_rel)
+    return {
+        "n_sel": n_sel,
+        "n_false": n_sel - tp,
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+    }
+
+
+def score_auc(relevant, scores):
+    """ROC AUC of feature scores against the truth; NaN when undefined."""
+    relevant = np.asarray(relevant, dtype=bool)
+    if scores is None or relevant.all() or not relevant.any():
+        return np.nan
+    return float(roc_auc_score(relevant, np.asarray(scores, dtype=float)))
+
+
+def refit_score(X_sel, y_sel, X_test, y_test, support, classification, seed):
+    """Held-out score of the booster refit on the selected columns."""
+    support = np.asarray(support, dtype=bool)
+    if classification:
+        classes = np.unique(y_sel)
+        if support.any():
+            model = _booster(True, seed).fit(X_sel[:, support], y_sel)
+            proba = model.predict_proba(X_test[:, support])
+        else:
+            freq = np.array([np.mean(y_sel == c) for c in classes])
+            proba = np.tile(freq, (len(y_test), 1))
+        if classes.size == 2:
+            return float(roc_auc_score(y_test, proba[:, 1]))
+        return float(
+            roc_auc_score(
+                y_test, proba, multi_class="ovr", labels=np.arange(len(classes))
+            )
+        )
+    if support.any():
+        pred = (
+            _booster(False, seed)
+            .fit(X_sel[:, support], y_sel)
+            .predict(X_test[:, support])
+        )
+    else:
+        pred = np.full(len(y_test), np.mean(y_sel))
+    return float(r2_score(y_test, pred))
+
+
+# -- selectors: each returns (support, scores or None) ---------------------------
+def _half_split(X, y, classification, seed):
+    return train_test_split(
+        X, y, test_size=0.5, random_state=seed, stratify=y if classification else None
+    )
+
+
+def _treeinner(X, y, c, seed, smoke, cv=None):
+    sel = TreeInnerSelector(_booster(c, seed), cv=cv, random_state=seed, n_jobs=1)
+    sel.fit(X, y)
+    return sel.support_, sel.scores_
+
+
+def _gain_sfm(X, y, c, seed, smoke):
+    model = _booster(c, seed).set_params(importance_type="total_gain")
+    sfm = SelectFromModel(model, threshold="mean").fit(X, y)
+    return sfm.get_support(), sfm.estimator_.feature_importances_
+
+
+def _shap_mean(X, y, c, seed, smoke):
+    X_fit, X_out, y_fit, _ = _half_split(X, y, c, seed)
+    model = _booster(c, seed).fit(X_fit, y_fit)
+    contribs = model.get_booster().predict(xgb.DMatrix(X_out), pred_contribs=True)
+    # (rows, features + 1) or, multi-class, (rows, classes, features + 1).
+    contribs = np.abs(contribs)
+    if contribs.ndim == 3:
+        contribs = contribs.sum(axis=1)
+    scores = contribs[:, :-1].mean(axis=0)
+    return scores > scores.mean(), scores
+
+
+def _permutation(X, y, c, seed, smoke):
+    X_fit, X_out, y_fit, y_out = _half_split(X, y, c, seed)
+    model = _booster(c, seed).fit(X_fit, y_fit)
+    result = permutation_importance(
+        model,
+        X_out,
+        y_out,
+        scoring=_scoring(c),
+        n_repeats=5,
+        random_state=seed,
+        n_jobs=1,
+    )
+    scores = result.importances_mean
+    return scores > 0, scores
+
+
+def _rfecv(X, y, c, seed, smoke):
+    rfe = RFECV(_booster(c, seed), step=0.1, cv=3, scoring=_scoring(c), n_jobs=1).fit(
+        X, y
+    )
+    return rfe.support_, -rfe.ranking_.astype(float)
+
+
+def _boruta(X, y, c, seed, smoke):
+    from boruta import BorutaPy
+
+    # boruta 0.4.3 runs unpatched on numpy 2 (older releases used np.int,
+    # np.float and np.bool, removed in numpy 1.24); no shim needed.
+    sel = BorutaPy(
+        _booster(c, seed),
+        n_estimators=400,
+        perc=100,
+        alpha=0.05,
+        max_iter=6 if smoke else 100,
+        random_state=seed,
+        verbose=0,
+    ).fit(X, y)
+    return np.asarray(sel.support_, dtype=bool), -sel.ranking_.astype(float)
+
+
+def _frame(X):
+    return pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+
+
+def _probatus(X, y, c, seed, smoke):
+    from probatus.feature_elimination import ShapRFECV
+
+    frame = _frame(X)
+    sel = ShapRFECV(
+        _booster(c, seed),
+        step=0.5,
+        cv=3,
+        scoring="roc_auc" if c and np.unique(y).size == 2 else _scoring(c),
+        n_jobs=1,
+        verbose=0,
+        random_state=seed,
+    )
+    # Path-dependent TreeSHAP, as shap-mean; probatus's default (interventional,
+    # 100 background rows) made this selector alone take minutes per data set.
+    report = sel.fit_compute(frame, y, feature_perturbation="tree_path_dependent")
+    kept = set(sel.get_reduced_features_set(num_features="best"))
+    smallest = {}
+    for n, names in zip(report["num_features"], report["features_set"], strict=True):
+        for name in names:
+            smallest[name] = min(smallest.get(name, np.inf), n)
+    support = np.array([name in kept for name in frame.columns])
+    scores = -np.array([smallest.get(name, np.inf) for name in frame.columns])
+    return support, scores
+
+
+def _arfs_leshy(X, y, c, seed, smoke):
+    from arfs.feature_selection import Leshy
+
+    sel = Leshy(
+        _booster(c, seed),
+        n_estimators=400,
+        importance="shap",
+        max_iter=20 if smoke else 100,
+        random_state=seed,
+        verbose=0,
+    ).fit(_frame(X), y)
+    return np.asarray(sel.support_, dtype=bool), -np.asarray(sel.ranking_, float)
+
+
+def _arfs_grootcv(X, y, c, seed, smoke):
+    from arfs.feature_selection import GrootCV
+
+    objective = ("binary" if np.unique(y).size == 2 else "multiclass") if c else "rmse"
+    sel = GrootCV(objective=objective, n_folds=3, n_iter=3, silent=True)
+    sel.fit(_frame(X), y)
+    return np.asarray(sel.support_, dtype=bool), None
+
+
+SELECTORS = {
+    "treeinner": _treeinner,
+    "treeinner-cv5": lambda *a: _treeinner(*a, cv=5),
+    "gain-sfm": _gain_sfm,
+    "shap-mean": _shap_mean,
+    "permutation": _permutation,
+    "rfecv": _rfecv,
+    "boruta": _boruta,
+    "probatus": _probatus,
+    "arfs-leshy": _arfs_leshy,
+    "arfs-grootcv": _arfs_grootcv,
+}
+
+
+# -- one cell: a data set and a seed ----------------------------------------------
+def run_cell(name, make, seed, selectors, smoke):
+    """Run every selector on one (data set, seed); return result rows."""
+    X, y, relevant = make(seed)
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    c = _is_classification(y)
+    X_sel, X_test, y_sel, y_test = train_test_split(
+        X,
+        y,
+        test_size=TEST_FRACTION,
+        random_state=seed,
+        stratify=y if c else None,
+    )
+    rows = []
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for sel_name in selectors:
+            row = {"dataset": name, "seed": seed, "selector": sel_name}
+            start = time.perf_counter()
+            try:
+                support, scores = SELECTORS[sel_name](X_sel, y_sel, c, seed, smoke)
+            except ImportError as e:
+                rows.append({**row, "status": "missing", "error": str(e)})
+                continue
+            except Exception as e:
+                last = traceback.extract_tb(e.__traceback__)[-1]
+                where = f"{Path(last.filename).name}:{last.lineno}"
+                msg = f"{type(e).__name__}: {e} ({where})"
+                rows.append({**row, "status": "error", "error": msg})
+                continue
+            row["time"] = time.perf_counter() - start
+            row.update(selection_metrics(relevant, support))
+            row["auc"] = score_auc(relevant, scores)
+            row["refit"] = refit_score(X_sel, y_sel, X_test, y_test, support, c, seed)
+            rows.append({**row, "status": "ok", "error": ""})
+    return rows
+
+
+# -- reporting -------------------------------------------------------------------
+def _mean_se(values):
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return np.nan, np.nan
+    se = values.std(ddof=1) / np.sqrt(values.size) if values.size > 1 else np.nan
+    return values.mean(), se
+
+
+def summarize(results):
+    """Per (data set, selector): means, standard errors and the time ratio."""
+    ok = results[results["status"] == "ok"]
+    base = ok[ok["selector"] == "treeinner"].set_index(["dataset", "seed"])["time"]
+    out = []
+    for (dataset, selector), group in ok.groupby(["dataset", "selector"], sort=False):
+        row = {"dataset": dataset, "selector": selector, "reps": len(group)}
+        for col in ("auc", "n_sel", "n_false", "precision", "recall", "f1", "refit"):
+            row[col], row[f"{col}_se"] = _mean_se(group[col])
+        row["time"] = group["time"].mean()
+        ti = base.reindex(
+            list(zip(group["dataset"], group["seed"], strict=True))
+        ).to_numpy()
+        # Ratio of the summed times over the same seeds: exactly 1 for itself.
+        row["time_ratio"] = (
+            group["time"].sum() / np.nansum(ti) if np.isfinite(ti).any() else np.nan
+        )
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def _nanmean(values):
+    values = np.asarray(values, dtype=float)
+    return np.nanmean(values) if np.isfinite(values).any() else np.nan
+
+
+def _fmt(mean, se, digits=3):
+    if np.isnan(mean):
+        return "n/a"
+    if np.isnan(se):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {se:.{digits}f}"
+
+
+def markdown_tables(summary, results, selectors):
+    """The tables: an overview, then one per data set."""
+    order = {s: i for i, s in enumerate(selectors)}
+    summary = summary.assign(_o=summary["selector"].map(order)).sort_values("_o")
+    # Refit scores are R² on some data sets and ROC AUC on others: average
+    # each selector's rank (1 = best mean refit score) rather than the scores.
+    rank = summary.groupby("dataset")["refit"].rank(ascending=False, method="average")
+    summary = summary.assign(refit_rank=rank)
+    lines = ["### Overview (over data sets, of the per-data-set means)", ""]
+    lines += [
+        "| selector | mean AUC | mean F1 | false picks (null case) "
+        "| refit score: mean rank | time ratio (geometric mean) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for selector, g in summary.groupby("selector", sort=False):
+        null = g[g["dataset"].str.endswith("-null")]["n_false"]
+        ratio = g["time_ratio"].to_numpy(dtype=float)
+        lines.append(
+            f"| {selector} | {_nanmean(g['auc']):.3f} | {_nanmean(g['f1']):.3f} "
+            f"| {null.mean() if len(null) else np.nan:.2f} "
+            f"| {g['refit_rank'].mean():.2f} "
+            f"| {np.exp(np.nanmean(np.log(ratio))):.2f} |"
+        )
+    lines.append("")
+    for dataset, g in summary.groupby("dataset", sort=False):
+        lines += [
+            f"### {dataset} ({int(g['reps'].max())} reps)",
+            "",
+            "| selector | AUC | selected | false | precision | recall | F1 | refit "
+            "| time (s) | time ratio |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for _, r in g.iterrows():
+            lines.append(
+                f"| {r['selector']} | {_fmt(r['auc'], r['auc_se'])} "
+                f"| {_fmt(r['n_sel'], r['n_sel_se'], 1)} "
+                f"| {_fmt(r['n_false'], r['n_false_se'], 1)} "
+                f"| {_fmt(r['precision'], r['precision_se'])} "
+                f"| {_fmt(r['recall'], r['recall_se'])} "
+                f"| {_fmt(r['f1'], r['f1_se'])} "
+                f"| {_fmt(r['refit'], r['refit_se'])} "
+                f"| {r['time']:.2f} | {r['time_ratio']:.2f} |"
+            )
+        lines.append("")
+    bad = results[results["status"] != "ok"].drop_duplicates(["selector", "error"])
+    if len(bad):
+        lines += ["### Selectors that did not run", ""]
+        for _, r in bad.iterrows():
+            error = re.sub(r"\s+", " ", str(r["error"]))[:400]
+            lines.append(f"- `{r['selector']}` ({r['status']}): `{error}`")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plots(summary, img_dir, selectors):
+    """Write compare-f1.png, compare-refit.png, compare-auc.png, compare-time.png."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    img_dir.mkdir(parents=True, exist_ok=True)
+    present = [s for s in selectors if s in set(summary["selector"])]
+    datasets = list(dict.fromkeys(summary["dataset"]))
+    width = 0.8 / max(len(present), 1)
+    specs = [
+        ("f1", "F1 of the selected set (null case: no relevant feature, n/a)", False),
+        ("refit", "held-out score of the refit booster (R² or ROC AUC)", False),
+        ("auc", "ROC AUC of the scores against the truth", False),
+        ("time_ratio", "wall time / TreeInnerSelector's (log scale)", True),
+    ]
+    paths = []
+    for col, title, log in specs:
+        fig, ax = plt.subplots(figsize=(max(7, 1.3 * len(datasets) + 3), 4))
+        x = np.arange(len(datasets))
+        for i, selector in enumerate(present):
+            g = summary[summary["selector"] == selector].set_index("dataset")
+            values = g.reindex(datasets)[col].to_numpy(dtype=float)
+            se_col = f"{col}_se"
+            err = g.reindex(datasets)[se_col].to_numpy(float) if se_col in g else None
+            ax.bar(
+                x + i * width - 0.4 + width / 2,
+                values,
+                width,
+                label=selector,
+                yerr=err,
+                capsize=1.5,
+            )
+        ax.set_xticks(x, datasets, rotation=25, ha="right", fontsize=8)
+        ax.set_title(title, fontsize=10)
+        if log:
+            ax.set_yscale("log")
+            ax.axhline(1.0, color="k", lw=0.6)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        fig.tight_layout()
+        path = img_dir / f"compare-{col.replace('_', '-')}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def write_page(path, tables, header):
+    """Put the tables between the markers of the page, keeping the rest."""
+    block = f"{START}\n{header}\n\n{tables}\n{END}"
+    if path.exists():
+        text = path.read_text()
+        if START in text and END in text:
+            before, _, rest = text.partition(START)
+            _, _, after = rest.partition(END)
+            path.write_text(before + block + after)
+            return
+    path.write_text(f"# Feature selectors compared\n\n{block}\n")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=None, help="seeds (default 5)")
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--datasets", nargs="+", default=None)
+    parser.add_argument("--selectors", nargs="+", default=None)
+    parser.add_argument("--n-jobs", type=int, default=1, help="cells in parallel")
+    parser.add_argument("--out-dir", type=Path, default=None)
+    parser.add_argument("--csv", type=Path, default=None, help="raw rows to CSV")
+    parser.add_argument(
+        "--from-csv",
+        type=Path,
+        default=None,
+        help="render the page and plots from the rows (and PATH.meta.json) of an "
+        "earlier run's --csv, without running anything",
+    )
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args(argv)
+    if args.from_csv is not None:
+        results = pd.read_csv(args.from_csv, keep_default_na=False, na_values=[""])
+        meta = json.loads(Path(f"{args.from_csv}.meta.json").read_text())
+        selectors = [s for s in ALL_SELECTORS if s in set(results["selector"])]
+        report(results, selectors, args.out_dir or DOCS, meta)
+        return
+
+    available = _datasets(args.smoke)
+    if args.smoke:
+        reps = args.reps or 1
+        names = args.datasets or [
+            n for n in ("paper-regression", "cardinality-null") if n in available
+        ]
+        selectors = args.selectors or SMOKE_SELECTORS
+        out_dir = args.out_dir or Path(tempfile.mkdtemp(prefix="compare-smoke-"))
+        if out_dir.resolve() == DOCS.resolve():
+            parser.error("--smoke never writes into docs/; pass another --out-dir")
+    else:
+        reps = args.reps or 5
+        names = args.datasets or list(available)
+        selectors = args.selectors or ALL_SELECTORS
+        out_dir = args.out_dir or DOCS
+    unknown = [n for n in names if n not in available] + [
+        s for s in selectors if s not in SELECTORS
+    ]
+    if unknown:
+        parser.error(
+            f"unknown data sets or selectors {unknown}; data sets: "
+            f"{list(available)}, selectors: {list(SELECTORS)}"
+        )
+    if "treeinner" not in selectors:
+        selectors = ["treeinner", *selectors]  # the time ratios need it
+    seeds = range(args.first_seed, args.first_seed + reps)
+    print(f"data sets {names}\nselectors {selectors}\nseeds {list(seeds)}", flush=True)
+
+    start = time.perf_counter()
+    cells = [(n, s) for s in seeds for n in names]
+    rows = []
+    for i, chunk in enumerate(
+        Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
+            delayed(run_cell)(n, available[n], s, selectors, args.smoke)
+            for n, s in cells
+        )
+    ):
+        rows.extend(chunk)
+        print(
+            f"[{time.perf_counter() - start:7.1f}s] cell {i + 1}/{len(cells)}: "
+            f"{chunk[0]['dataset']} seed {chunk[0]['seed']}",
+            flush=True,
+        )
+        if args.csv:  # after every cell, so that a cut-off run keeps its rows
+            pd.DataFrame(rows).to_csv(args.csv, index=False)
+    elapsed = time.perf_counter() - start
+    results = pd.DataFrame(rows)
+    for col in (
+        "time",
+        "auc",
+        "n_sel",
+        "n_false",
+        "precision",
+        "recall",
+        "f1",
+        "refit",
+    ):
+        if col not in results:
+            results[col] = np.nan
+    command = "python benchmarks/compare_selectors.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    meta = {
+        "command": command.strip(),
+        "elapsed_s": round(elapsed, 1),
+        "n_jobs": args.n_jobs,
+        "seeds": [seeds.start, seeds.stop - 1],
+        "machine": platform.machine(),
+        "versions": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "scikit-learn": sklearn.__version__,
+            "xgboost": xgb.__version__,
+            "pandas": pd.__version__,
+        },
+    }
+    if args.csv:
+        Path(f"{args.csv}.meta.json").write_text(json.dumps(meta, indent=1))
+    report(results, selectors, out_dir, meta)
+
+
+def report(results, selectors, out_dir, meta):
+    """Write the page's tables and the plots; print the tables."""
+    order = {n: i for i, n in enumerate(_datasets(smoke=False))}
+    results = results.sort_values(
+        ["dataset", "seed"],
+        key=lambda c: c.map(order) if c.name == "dataset" else c,
+        kind="mergesort",
+    ).reset_index(drop=True)
+    summary = summarize(results)
+    tables = markdown_tables(summary, results, selectors)
+    versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+    first, last = meta["seeds"]
+    header = (
+        f"Generated by `{meta['command']}` in {meta['elapsed_s'] / 60:.1f} min "
+        f"({meta['n_jobs']} cell(s) in parallel, one thread each) on "
+        f"{meta['machine']}, {versions}. Mean ± standard error over seeds "
+        f"{first}..{last}."
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_page(out_dir / "selector-comparison.md", tables, header)
+    plots(summary, out_dir / "img", selectors)
+    print(tables)
+    skipped = results[results["status"] != "ok"]
+    for (selector, status), g in skipped.groupby(["selector", "status"]):
+        print(f"skipped {selector} ({status}): {g['error'].iloc[0][:200]}")
+    print(f"wrote {out_dir / 'selector-comparison.md'} ({meta['elapsed_s']:.1f}s run)")
+
+
+if __name__ == "__main__":
+    main()
