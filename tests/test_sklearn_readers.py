@@ -22,7 +22,6 @@ from sklearn.ensemble import (
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import train_test_split
-from threadpoolctl import threadpool_limits
 
 from skl_treeinner import predecomp, read_ensemble, tree_inner
 from skl_treeinner._readers import read_model
@@ -33,13 +32,6 @@ from skl_treeinner._readers._sklearn import (
 from skl_treeinner.exceptions import IdentityWarning
 
 N = 300
-
-
-@pytest.fixture(autouse=True)
-def _one_openmp_thread():
-    # HistGradientBoosting's OpenMP threads spin on a shared, loaded machine.
-    with threadpool_limits(limits=1, user_api="openmp"):
-        yield
 
 
 def make_data(n=N, p=5, seed=0, nan_frac=0.0):
