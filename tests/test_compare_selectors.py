@@ -6,6 +6,7 @@ measures are checked against scikit-learn.
 """
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -142,3 +143,53 @@ def test_from_csv_redraws_the_same_page(smoke, tmp_path):
     page = (tmp_path / "selector-comparison.md").read_text()
     assert page == (out / "selector-comparison.md").read_text()
     assert (tmp_path / "img" / "compare-time-ratio.png").exists()
+
+
+def _split_run(out, tmp_path):
+    """The smoke run's rows saved as two runs, one per data set."""
+    rows = pd.read_csv(out / "rows.csv")
+    meta = json.loads((out / "rows.csv.meta.json").read_text())
+    paths = []
+    for i, (_, part) in enumerate(rows.groupby("dataset", sort=False)):
+        path = tmp_path / f"part{i}.csv"
+        part.to_csv(path, index=False)
+        run = {**meta, "command": f"{meta['command']} # part {i}"}
+        (tmp_path / f"part{i}.csv.meta.json").write_text(json.dumps(run))
+        paths.append(path)
+    return paths
+
+
+def test_from_csv_merges_several_runs(smoke, tmp_path):
+    out, rows, _ = smoke
+    paths = _split_run(out, tmp_path)
+    assert len(paths) == 2  # the smoke run covers two data sets
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--from-csv", *map(str, paths)]
+        + ["--out-dir", str(tmp_path / "merged")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    merged = (tmp_path / "merged" / "selector-comparison.md").read_text()
+    single = (out / "selector-comparison.md").read_text()
+    # Every run's command is named; the tables are those of the single run.
+    assert "rows of 2 runs" in merged
+    assert "# part 0`" in merged and "# part 1`" in merged
+    tables = [p.split("### Overview", 1)[1] for p in (merged, single)]
+    assert tables[0] == tables[1]
+
+
+def test_from_csv_refuses_the_same_rows_twice(smoke, tmp_path):
+    out, _, _ = smoke
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--from-csv"]
+        + [str(out / "rows.csv")] * 2
+        + ["--out-dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and "more than one run" in proc.stderr
