@@ -165,6 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {_version()}",
+        help="print the versions of skl-treeinner and its boosters, and exit",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = sub.add_parser(
         "demo",
@@ -825,3 +831,18 @@ def _save_plot(selector, path: Path, target: str) -> None:
     ax.set_title(f"held-out TreeInner scores for {target!r}")
     ax.figure.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(ax.figure)
+
+
+def _version() -> str:
+    """Return the package version and those of the boosters installed beside it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from . import __version__
+
+    parts = []
+    for dist in ("xgboost", "lightgbm", "scikit-learn"):
+        try:
+            parts.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            continue
+    return f"{__version__} ({', '.join(parts)})"

@@ -359,6 +359,19 @@ def test_missing_optional_package(
     )
 
 
+def test_version(capsys):
+    from importlib.metadata import version
+
+    from skl_treeinner import __version__
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"skl-treeinner {__version__} (")
+    assert f"xgboost {version('xgboost')}" in out
+
+
 # -- the real programs -----------------------------------------------------------
 def test_help_of_python_m():
     out = subprocess.run(
