@@ -102,20 +102,11 @@ from threadpoolctl import threadpool_limits
 
 from skl_treeinner import TreeInnerSelector
 from skl_treeinner import datasets as ds
+from skl_treeinner._selector import _default_estimator
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 
-#: TreeInnerSelector's default booster (see its docstring), on one thread.
-BOOSTER = dict(
-    n_estimators=400,
-    learning_rate=0.01,
-    max_depth=4,
-    min_child_weight=1,
-    reg_lambda=1.0,
-    tree_method="hist",
-    n_jobs=1,
-)
 TEST_FRACTION = 1 / 3
 
 ALL_SELECTORS = [
@@ -169,8 +160,8 @@ def _is_classification(y):
 
 
 def _booster(classification, seed):
-    cls = xgb.XGBClassifier if classification else xgb.XGBRegressor
-    return cls(**BOOSTER, random_state=seed)
+    """TreeInnerSelector's default booster (see its docstring), on one thread."""
+    return _default_estimator(classification, seed).set_params(n_jobs=1)
 
 
 def _scoring(classification):

@@ -33,6 +33,7 @@ from sklearn.metrics import roc_auc_score
 from threadpoolctl import threadpool_limits
 
 from skl_treeinner import TreeInnerSelector
+from skl_treeinner._selector import _default_estimator
 from skl_treeinner.datasets import make_paper_simulation
 
 
@@ -41,19 +42,9 @@ def run(task, seeds, cv, tree_method, n_jobs):
     for seed in seeds:
         X, y, relevant = make_paper_simulation(task, 2000, random_state=seed)
         estimator = None
-        if tree_method != "hist":
-            import xgboost as xgb
-
-            cls = xgb.XGBClassifier if task == "classification" else xgb.XGBRegressor
-            estimator = cls(
-                n_estimators=400,
-                learning_rate=0.01,
-                max_depth=4,
-                min_child_weight=1,
-                reg_lambda=1.0,
-                tree_method=tree_method,
-                random_state=seed,
-            )
+        if tree_method != "hist":  # the selector's default, another tree method
+            estimator = _default_estimator(task == "classification", seed)
+            estimator.set_params(tree_method=tree_method)
         selector = TreeInnerSelector(
             estimator, cv=cv, random_state=seed, n_jobs=n_jobs
         ).fit(X, y)
