@@ -17,7 +17,11 @@ from scipy import sparse
 from scipy.special import expit, softmax
 from sklearn.utils import check_random_state
 
-from ._importance import _tree_inner_predecomp, _tree_inner_treeshap
+from ._importance import (
+    _check_attribution,
+    _tree_inner_predecomp,
+    _tree_inner_treeshap,
+)
 from ._readers import read_model
 from ._readers._base import n_rows, slice_rows
 from ._validation import check_sample_weight, check_target, iter_leaf_chunks
@@ -33,7 +37,6 @@ METHODS = (
     "permutation",
     "unbiased_gain",
 )
-_ATTRIBUTIONS = ("predecomp", "treeshap")
 # Methods built on a per-tree attribution r_{m,k}; the others take none.
 _WITH_ATTRIBUTION = ("tree_inner", "forest_inner", "abs")
 _WITH_REPEATS = {"permutation": 1, "unbiased_gain": 10}
@@ -238,11 +241,7 @@ def global_importance(
         raise ValueError(
             f"method={method!r} is not supported; choose one of {list(METHODS)}."
         )
-    if attribution not in _ATTRIBUTIONS:
-        raise ValueError(
-            f"attribution={attribution!r} is not supported; choose one of "
-            f"{list(_ATTRIBUTIONS)}."
-        )
+    _check_attribution(attribution)
     if attribution != "predecomp" and method not in _WITH_ATTRIBUTION:
         raise ValueError(
             f"method={method!r} uses no per-tree attribution, so "
