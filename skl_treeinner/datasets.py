@@ -120,10 +120,7 @@ def make_paper_simulation(task="regression", n_samples=2000, random_state=None):
     >>> float(X.min()), float(X.max())
     (0.0, 1.0)
     """
-    if task not in _TASKS:
-        raise ValueError(
-            f"task={task!r} is not supported; choose one of {list(_TASKS)}."
-        )
+    _check_task(task)
     n_samples = int(n_samples)
     if n_samples < 2:
         raise ValueError(
@@ -151,6 +148,13 @@ def make_paper_simulation(task="regression", n_samples=2000, random_state=None):
 # --------------------------------------------------------------------------
 
 _LOADERS = ("breast_cancer", "diabetes", "digits", "wine")
+
+
+def _check_task(task):
+    if task not in _TASKS:
+        raise ValueError(
+            f"task={task!r} is not supported; choose one of {list(_TASKS)}."
+        )
 
 
 def _check_n_relevant(n_relevant):
@@ -350,10 +354,7 @@ def make_semi_synthetic(X, *, task="regression", n_relevant=5, random_state=None
     >>> bool(np.array_equal(np.sort(X_out, axis=0), np.sort(X, axis=0)))
     True
     """
-    if task not in _TASKS:
-        raise ValueError(
-            f"task={task!r} is not supported; choose one of {list(_TASKS)}."
-        )
+    _check_task(task)
     n_relevant = _check_n_relevant(n_relevant)
     frame, values = _numeric_matrix(X)
     n_samples, n_features = values.shape
