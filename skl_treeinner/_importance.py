@@ -5,11 +5,15 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from . import _validation
 from ._progress import progress
 from ._readers import read_model
 from ._readers._base import n_rows
-from ._validation import check_sample_weight, check_target, iter_leaf_chunks
+from ._validation import (
+    check_sample_weight,
+    check_target,
+    iter_leaf_chunks,
+    n_leaf_chunks,
+)
 
 __all__ = ["tree_inner"]
 
@@ -178,14 +182,6 @@ def _tree_inner(reader, X, y, *, attribution, sample_weight, per_iteration, verb
     return _tree_inner_predecomp(reader, X, y, w, per_iteration, verbose)
 
 
-def _n_chunks(reader, n: int, scale: int = 1) -> int:
-    """Count the chunks :func:`iter_leaf_chunks` yields (for progress totals)."""
-    # The rule of iter_leaf_chunks, read at call time like it does.
-    elements = _validation._CHUNK_ELEMENTS
-    step = max(256, scale * elements // max(reader.ensemble.n_trees, 1))
-    return 1 if step >= n else -(-n // step)
-
-
 def _tree_inner_predecomp(reader, X, y, w, per_iteration=False, verbose=0):
     """Σ_m α_m⁻¹ Σ_i f_{m,k}(x_i)(-g_{i,m}) w_i through per-leaf residual sums."""
     ens = reader.ensemble
@@ -194,7 +190,7 @@ def _tree_inner_predecomp(reader, X, y, w, per_iteration=False, verbose=0):
     if verbose:
         chunks = progress(
             chunks,
-            total=_n_chunks(reader, n_rows(X)),
+            total=n_leaf_chunks(reader, n_rows(X)),
             desc="tree_inner (predecomp)",
             verbose=verbose,
             unit="chunk",
@@ -236,7 +232,7 @@ def _tree_inner_treeshap(reader, X, y, w, per_iteration=False, verbose=0):
     """
     ens = reader.ensemble
     scores = np.zeros((ens.n_iterations, ens.n_features))
-    n_chunks = _n_chunks(reader, n_rows(X), scale=4)
+    n_chunks = n_leaf_chunks(reader, n_rows(X), scale=4)
     # Larger chunks than PreDecomp's: every chunk costs one TreeSHAP call per
     # iteration, and the boosters' per-call overhead adds up over hundreds.
     chunks = iter_leaf_chunks(reader, X, scale=4)

@@ -77,7 +77,7 @@ def iter_leaf_chunks(
     (row, tree) pairs.
     """
     n = n_rows(X)
-    step = max(256, scale * _CHUNK_ELEMENTS // max(reader.ensemble.n_trees, 1))
+    step = _chunk_rows(reader, scale)
     if step >= n:
         yield 0, n, X, reader.apply(X)
         return
@@ -85,3 +85,14 @@ def iter_leaf_chunks(
         stop = min(start + step, n)
         chunk = slice_rows(X, start, stop)
         yield start, stop, chunk, reader.apply(chunk)
+
+
+def n_leaf_chunks(reader: ModelReader, n_samples: int, scale: int = 1) -> int:
+    """Count the chunks :func:`iter_leaf_chunks` yields for ``n_samples`` rows."""
+    step = _chunk_rows(reader, scale)
+    return 1 if step >= n_samples else -(-n_samples // step)
+
+
+def _chunk_rows(reader: ModelReader, scale: int) -> int:
+    # Read _CHUNK_ELEMENTS at call time, so that tests can shrink the chunks.
+    return max(256, scale * _CHUNK_ELEMENTS // max(reader.ensemble.n_trees, 1))
