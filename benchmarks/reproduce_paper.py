@@ -177,15 +177,11 @@ def treeshap_gfas(reader, X, y):
     most of the table's cost. Assumes one tree per round and output, as
     XGBoost's default.
     """
-    from skl_treeinner._readers._base import n_rows
-    from skl_treeinner._validation import check_target, iter_leaf_chunks
-
-    X = reader.prepare_X(X)
-    y = check_target(y, n_rows(X), reader)
+    X, _, y, _ = reader.rows(X, y)
     ens = reader.ensemble
     rate = ens.iteration_learning_rate
     out = {f: np.zeros(ens.n_features) for f in ("tree_inner", "forest_inner", "abs")}
-    for start, stop, X_chunk, leaves in iter_leaf_chunks(reader, X, scale=4):
+    for start, stop, X_chunk, leaves in reader.iter_leaves(X, scale=4):
         residual = -ens.iteration_gradients(leaves, y[start:stop])  # (n, R, K)
         summed = residual.sum(axis=1)  # Σ over stages, as ForestInner's code
         for r, phi in reader.iteration_shap(X_chunk):

@@ -6,8 +6,6 @@ import numpy as np
 from scipy import sparse
 
 from ._readers import read_model
-from ._readers._base import n_rows
-from ._validation import iter_leaf_chunks
 
 __all__ = ["predecomp"]
 
@@ -87,11 +85,11 @@ def predecomp(model, X, *, return_bias=False):
     """
     reader = read_model(model)
     ens = reader.ensemble
-    X = reader.prepare_X(X)
-    n, p, k = n_rows(X), ens.n_features, ens.n_outputs
+    X, n, _, _ = reader.rows(X)
+    p, k = ens.n_features, ens.n_outputs
     table = ens.path_table  # (n_nodes, k * p): PreDecomp of every leaf
     values = np.empty((n, k * p), dtype=np.float64)
-    for start, stop, _, leaves in iter_leaf_chunks(reader, X):
+    for start, stop, _, leaves in reader.iter_leaves(X):
         rows = stop - start
         # One-hot (rows x n_nodes) of the leaves reached, times the table.
         hit = sparse.csr_matrix(

@@ -23,8 +23,7 @@ from ._importance import (
     _tree_inner_treeshap,
 )
 from ._readers import read_model
-from ._readers._base import n_rows, slice_rows
-from ._validation import check_sample_weight, check_target, iter_leaf_chunks
+from ._readers._base import slice_rows
 
 __all__ = ["global_importance", "METHODS"]
 
@@ -270,16 +269,12 @@ def global_importance(
                 "training weights are already in it)."
             )
         if X is not None:
-            X = reader.prepare_X(X)
+            X, n, _, _ = reader.rows(X)
         if y is not None:
-            n = n_rows(X) if X is not None else np.asarray(y).shape[0]
-            check_target(y, n, reader)
+            reader.check_target(y, n if X is not None else np.asarray(y).shape[0])
         return reader.total_gain()
 
-    X = reader.prepare_X(X)
-    n = n_rows(X)
-    y = check_target(y, n, reader)
-    w = check_sample_weight(sample_weight, n)
+    X, _, y, w = reader.rows(X, y, sample_weight)
     treeshap = attribution == "treeshap"
     if method == "tree_inner":
         if treeshap:
@@ -324,7 +319,7 @@ def _forest_inner_predecomp(reader, X, y, w):
     """
     ens = reader.ensemble
     leaf_residual = np.zeros(ens.n_nodes)
-    for start, stop, _, leaves in iter_leaf_chunks(reader, X):
+    for start, stop, _, leaves in reader.iter_leaves(X):
         residual = _summed_residual(ens, leaves, y, w, start, stop)
         per_leaf = residual[:, ens.tree_group]  # R of each tree's own output
         leaf_residual += np.bincount(
@@ -340,7 +335,7 @@ def _forest_inner_treeshap(reader, X, y, w):
     ens = reader.ensemble
     rate = ens.iteration_learning_rate
     scores = np.zeros(ens.n_features)
-    for start, stop, X_chunk, leaves in iter_leaf_chunks(reader, X):
+    for start, stop, X_chunk, leaves in reader.iter_leaves(X):
         residual = _summed_residual(ens, leaves, y, w, start, stop)
         for r, phi in reader.iteration_shap(X_chunk):
             scores += np.einsum("ik,ikj->j", residual, phi) / rate[r]
@@ -351,7 +346,7 @@ def _abs_predecomp(reader, X, w):
     """Σ_m Σ_i w_i |f_{m,k}(x_i)|: |path table| against per-leaf weight sums."""
     ens = reader.ensemble
     leaf_weight = np.zeros(ens.n_nodes)
-    for start, stop, _, leaves in iter_leaf_chunks(reader, X):
+    for start, stop, _, leaves in reader.iter_leaves(X):
         weights = None if w is None else np.repeat(w[start:stop], ens.n_trees)
         leaf_weight += np.bincount(
             leaves.ravel(), weights=weights, minlength=ens.n_nodes
@@ -364,7 +359,7 @@ def _abs_treeshap(reader, X, w):
     """Σ_r Σ_i w_i |φ_{r,k}(x_i)| over rounds r, summed over outputs."""
     ens = reader.ensemble
     scores = np.zeros(ens.n_features)
-    for start, stop, X_chunk, _ in iter_leaf_chunks(reader, X):
+    for start, stop, X_chunk, _ in reader.iter_leaves(X):
         for _, phi in reader.iteration_shap(X_chunk):
             magnitude = np.abs(phi).sum(axis=1, dtype=np.float64)  # (rows, p)
             if w is None:
@@ -392,10 +387,10 @@ class _MarginModel:
     def margin(self, X) -> np.ndarray:
         """Raw margins of shape (n_samples, n_outputs)."""
         ens = self.reader.ensemble
-        X = self.reader.prepare_X(X)
-        out = np.empty((n_rows(X), ens.n_outputs))
+        X, n, _, _ = self.reader.rows(X)
+        out = np.empty((n, ens.n_outputs))
         groups = _group_matrix(ens)
-        for start, stop, _, leaves in iter_leaf_chunks(self.reader, X):
+        for start, stop, _, leaves in self.reader.iter_leaves(X):
             out[start:stop] = np.asarray(ens.value[leaves] @ groups)
         return out + ens.intercept
 
@@ -533,7 +528,7 @@ def _unbiased_gain(reader, X, y, w, random_state, n_repeats):
 
     # Pass 1: how many given rows reach every node, per chunk of rows.
     chunk_counts, bounds = [], []
-    for start, stop, _, leaves in iter_leaf_chunks(reader, X):
+    for start, stop, _, leaves in reader.iter_leaves(X):
         pairs = _memberships(parent, leaves)
         chunk_counts.append(np.bincount(pairs[1], minlength=n_nodes))
         bounds.append((start, stop))

@@ -8,12 +8,6 @@ from scipy import sparse
 from ._progress import progress
 from ._readers import read_model
 from ._readers._base import n_rows
-from ._validation import (
-    check_sample_weight,
-    check_target,
-    iter_leaf_chunks,
-    n_leaf_chunks,
-)
 
 __all__ = ["tree_inner"]
 
@@ -173,10 +167,7 @@ def _check_attribution(attribution) -> None:
 
 def _tree_inner(reader, X, y, *, attribution, sample_weight, per_iteration, verbose):
     """:func:`tree_inner` on a model already read (the plots reuse the reader)."""
-    X = reader.prepare_X(X)
-    n = n_rows(X)
-    y = check_target(y, n, reader)
-    w = check_sample_weight(sample_weight, n)
+    X, _, y, w = reader.rows(X, y, sample_weight)
     if attribution == "treeshap":
         return _tree_inner_treeshap(reader, X, y, w, per_iteration, verbose)
     return _tree_inner_predecomp(reader, X, y, w, per_iteration, verbose)
@@ -186,11 +177,11 @@ def _tree_inner_predecomp(reader, X, y, w, per_iteration=False, verbose=0):
     """Σ_m α_m⁻¹ Σ_i f_{m,k}(x_i)(-g_{i,m}) w_i through per-leaf residual sums."""
     ens = reader.ensemble
     leaf_residual = np.zeros(ens.n_nodes)
-    chunks = iter_leaf_chunks(reader, X)
+    chunks = reader.iter_leaves(X)
     if verbose:
         chunks = progress(
             chunks,
-            total=n_leaf_chunks(reader, n_rows(X)),
+            total=reader.n_chunks(n_rows(X)),
             desc="tree_inner (predecomp)",
             verbose=verbose,
             unit="chunk",
@@ -232,10 +223,10 @@ def _tree_inner_treeshap(reader, X, y, w, per_iteration=False, verbose=0):
     """
     ens = reader.ensemble
     scores = np.zeros((ens.n_iterations, ens.n_features))
-    n_chunks = n_leaf_chunks(reader, n_rows(X), scale=4)
+    n_chunks = reader.n_chunks(n_rows(X), scale=4)
     # Larger chunks than PreDecomp's: every chunk costs one TreeSHAP call per
     # iteration, and the boosters' per-call overhead adds up over hundreds.
-    chunks = iter_leaf_chunks(reader, X, scale=4)
+    chunks = reader.iter_leaves(X, scale=4)
     for c, (start, stop, X_chunk, leaves) in enumerate(chunks):
         residual = ens.iteration_gradients(leaves, y[start:stop])  # (n, R, K)
         residual *= -1.0 / ens.iteration_learning_rate[:, None]

@@ -37,7 +37,7 @@ class Objective:
     """Base class of a training objective.
 
     Subclasses set ``name`` and ``n_outputs`` and implement
-    :meth:`gradient`. ``check_target`` validates a target that has already
+    :meth:`gradient`. ``validate_target`` validates a target that has already
     been checked to be finite and one-dimensional.
     """
 
@@ -53,7 +53,7 @@ class Objective:
         margin : ndarray of shape (n_samples, ..., n_outputs)
             Raw margins (before the inverse link), last axis over outputs.
         y : ndarray of shape (n_samples,)
-            Target, already passed through :meth:`check_target`.
+            Target, already passed through :meth:`validate_target`.
 
         Returns
         -------
@@ -71,7 +71,7 @@ class Objective:
             f"The {self.name!r} objective has no hessian implemented."
         )
 
-    def check_target(self, y: np.ndarray) -> np.ndarray:
+    def validate_target(self, y: np.ndarray) -> np.ndarray:
         """Validate ``y`` for this objective and return it as float64."""
         return np.asarray(y, dtype=np.float64)
 
@@ -91,7 +91,7 @@ class Objective:
         return hash((type(self), tuple(sorted(vars(self).items()))))
 
 
-def _require(cond: bool, objective: Objective, what: str) -> None:
+def _require_target(cond: bool, objective: Objective, what: str) -> None:
     if not cond:
         raise ValueError(
             f"y is not valid for the {objective.name!r} objective: {what}. "
@@ -133,9 +133,11 @@ class SquaredLogError(Objective):
 
     name = "squared_log_error"
 
-    def check_target(self, y):  # noqa: D102
-        y = super().check_target(y)
-        _require(bool(np.all(y > -1)), self, "every value must be greater than -1")
+    def validate_target(self, y):  # noqa: D102
+        y = super().validate_target(y)
+        _require_target(
+            bool(np.all(y > -1)), self, "every value must be greater than -1"
+        )
         return y
 
     def gradient(self, margin, y):  # noqa: D102
@@ -163,9 +165,11 @@ class Logistic(Objective):
     def __init__(self, scale_pos_weight: float = 1.0):
         self.scale_pos_weight = float(scale_pos_weight)
 
-    def check_target(self, y):  # noqa: D102
-        y = super().check_target(y)
-        _require(bool(np.all((y >= 0) & (y <= 1))), self, "labels must lie in [0, 1]")
+    def validate_target(self, y):  # noqa: D102
+        y = super().validate_target(y)
+        _require_target(
+            bool(np.all((y >= 0) & (y <= 1))), self, "labels must lie in [0, 1]"
+        )
         return y
 
     def gradient(self, margin, y):  # noqa: D102
@@ -189,9 +193,9 @@ class Poisson(Objective):
 
     name = "poisson"
 
-    def check_target(self, y):  # noqa: D102
-        y = super().check_target(y)
-        _require(bool(np.all(y >= 0)), self, "counts must be non-negative")
+    def validate_target(self, y):  # noqa: D102
+        y = super().validate_target(y)
+        _require_target(bool(np.all(y >= 0)), self, "counts must be non-negative")
         return y
 
     def gradient(self, margin, y):  # noqa: D102
@@ -208,9 +212,9 @@ class Gamma(Objective):
 
     name = "gamma"
 
-    def check_target(self, y):  # noqa: D102
-        y = super().check_target(y)
-        _require(bool(np.all(y > 0)), self, "values must be positive")
+    def validate_target(self, y):  # noqa: D102
+        y = super().validate_target(y)
+        _require_target(bool(np.all(y > 0)), self, "values must be positive")
         return y
 
     def gradient(self, margin, y):  # noqa: D102
@@ -231,9 +235,9 @@ class Tweedie(Objective):
     def __init__(self, power: float = 1.5):
         self.power = float(power)
 
-    def check_target(self, y):  # noqa: D102
-        y = super().check_target(y)
-        _require(bool(np.all(y >= 0)), self, "values must be non-negative")
+    def validate_target(self, y):  # noqa: D102
+        y = super().validate_target(y)
+        _require_target(bool(np.all(y >= 0)), self, "values must be non-negative")
         return y
 
     def gradient(self, margin, y):  # noqa: D102
@@ -262,9 +266,9 @@ class _MultiClass(Objective):
     def n_outputs(self) -> int:  # noqa: D102
         return self.n_classes
 
-    def check_target(self, y):  # noqa: D102
-        y = super().check_target(y)
-        _require(
+    def validate_target(self, y):  # noqa: D102
+        y = super().validate_target(y)
+        _require_target(
             bool(np.all((y == np.round(y)) & (y >= 0) & (y < self.n_classes))),
             self,
             f"labels must be integers in [0, {self.n_classes})",
@@ -365,9 +369,11 @@ class Exponential(Objective):
     name = "exponential"
     is_classifier = True
 
-    def check_target(self, y):  # noqa: D102
-        y = super().check_target(y)
-        _require(bool(np.all((y >= 0) & (y <= 1))), self, "labels must lie in [0, 1]")
+    def validate_target(self, y):  # noqa: D102
+        y = super().validate_target(y)
+        _require_target(
+            bool(np.all((y >= 0) & (y <= 1))), self, "labels must lie in [0, 1]"
+        )
         return y
 
     def gradient(self, margin, y):  # noqa: D102

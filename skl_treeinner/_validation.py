@@ -1,23 +1,18 @@
-"""Input checks shared by the public functions."""
+"""Input checks shared by the public functions (checks only: no routing, no model)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 
-from ._readers import ModelReader
-from ._readers._base import n_rows, slice_rows
-
-__all__ = ["check_target", "check_sample_weight", "iter_leaf_chunks"]
-
-# Rows per chunk are chosen so that one (rows x trees) float64 array stays
-# near this many elements (8 MiB): memory stays O(rows x features) overall.
-_CHUNK_ELEMENTS = 1 << 20
+__all__ = ["check_sample_weight", "check_target_values"]
 
 
-def check_target(y, n_samples: int, reader: ModelReader) -> np.ndarray:
-    """Validate ``y`` against X's rows and the model's objective."""
+def check_target_values(y, n_samples: int) -> np.ndarray:
+    """Check that ``y`` is a finite 1-D target with one value per row of X.
+
+    Model-specific checks (class labels, the objective's range) are the
+    reader's: :meth:`~skl_treeinner._readers.ModelReader.check_target`.
+    """
     if y is None:
         raise ValueError("y is required: TreeInner needs the target of every row.")
     y = np.asarray(y)
@@ -41,14 +36,7 @@ def check_target(y, n_samples: int, reader: ModelReader) -> np.ndarray:
                 f"y contains {rows.size} NaN or infinite value(s) (first at rows "
                 f"{rows[:5].tolist()}); drop those rows or impute the target."
             )
-    if reader.classes_ is not None:
-        y = reader.encode_target(y)
-    elif y.dtype.kind not in "biuf":
-        raise ValueError(
-            f"y must be numeric for this model, got dtype {y.dtype}. Encode "
-            "class labels as 0..n_classes-1, as the model was trained."
-        )
-    return reader.ensemble.objective.check_target(y.astype(np.float64))
+    return y
 
 
 def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
@@ -63,36 +51,3 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError("sample_weight must be finite and non-negative.")
     return w
-
-
-def iter_leaf_chunks(
-    reader: ModelReader, X, scale: int = 1
-) -> Iterator[tuple[int, int, object, np.ndarray]]:
-    """Route X through the booster in row chunks.
-
-    Yields ``(start, stop, X_chunk, leaves)``: the rows ``start:stop`` of X
-    (same type as X) and ``leaves`` of shape (stop - start, n_trees), the
-    global node index of the leaf each row reaches in each tree, from the
-    booster's own routing. Chunks hold about ``scale * _CHUNK_ELEMENTS``
-    (row, tree) pairs.
-    """
-    n = n_rows(X)
-    step = _chunk_rows(reader, scale)
-    if step >= n:
-        yield 0, n, X, reader.apply(X)
-        return
-    for start in range(0, n, step):
-        stop = min(start + step, n)
-        chunk = slice_rows(X, start, stop)
-        yield start, stop, chunk, reader.apply(chunk)
-
-
-def n_leaf_chunks(reader: ModelReader, n_samples: int, scale: int = 1) -> int:
-    """Count the chunks :func:`iter_leaf_chunks` yields for ``n_samples`` rows."""
-    step = _chunk_rows(reader, scale)
-    return 1 if step >= n_samples else -(-n_samples // step)
-
-
-def _chunk_rows(reader: ModelReader, scale: int) -> int:
-    # Read _CHUNK_ELEMENTS at call time, so that tests can shrink the chunks.
-    return max(256, scale * _CHUNK_ELEMENTS // max(reader.ensemble.n_trees, 1))

@@ -76,12 +76,12 @@ def n_out(objective):
 
 
 def route_in_chunks(monkeypatch, reader, X, n_chunks):
-    """Make iter_leaf_chunks use 256-row chunks, and check that it does."""
-    from skl_treeinner import _validation
+    """Make the reader's routing use 256-row chunks, and check that it does."""
+    from skl_treeinner._readers import _base
 
     elements = 256 * reader.ensemble.n_trees
-    monkeypatch.setattr(_validation, "_CHUNK_ELEMENTS", elements)
-    assert len(list(_validation.iter_leaf_chunks(reader, X))) == n_chunks
+    monkeypatch.setattr(_base, "_CHUNK_ELEMENTS", elements)
+    assert len(list(reader.iter_leaves(X))) == n_chunks
 
 
 # -- argument checks ---------------------------------------------------------------
@@ -317,7 +317,7 @@ def test_staged_gradients_and_hessians_are_xgboosts(objective, tree_method, data
     reader = read_model(model)
     ens = reader.ensemble
     leaves = reader.apply(X)
-    y_enc = ens.objective.check_target(target)
+    y_enc = ens.objective.validate_target(target)
     grad, hess = gi._staged_gradient_hessian(ens, leaves, y_enc)
     np.testing.assert_allclose(grad, ens.staged_gradients(leaves, y_enc), rtol=1e-12)
     rows, nodes = gi._memberships(ens.parent, leaves)

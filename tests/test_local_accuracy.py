@@ -109,12 +109,13 @@ def test_local_accuracy_categorical_and_dmatrix():
 
 
 def test_chunked_routing_matches_single_pass(data, monkeypatch):
-    from skl_treeinner import _validation, tree_inner
+    from skl_treeinner import tree_inner
+    from skl_treeinner._readers import _base
 
     X, y = data
     model, target = fit("multi:softprob", X, y, n_estimators=10)
     whole = predecomp(model, X), tree_inner(model, X, target)
-    monkeypatch.setattr(_validation, "_CHUNK_ELEMENTS", 256 * 30)  # 256-row chunks
+    monkeypatch.setattr(_base, "_CHUNK_ELEMENTS", 256 * 30)  # 256-row chunks
     for Xc in (X, pd.DataFrame(X), xgb.DMatrix(X)):
         np.testing.assert_allclose(predecomp(model, Xc), whole[0], atol=1e-12)
         np.testing.assert_allclose(tree_inner(model, Xc, target), whole[1])

@@ -11,7 +11,8 @@ import pytest
 import xgboost as xgb
 from conftest import fit, make_data
 
-from skl_treeinner import _validation, tree_inner
+from skl_treeinner import tree_inner
+from skl_treeinner._readers import _base
 
 pd = pytest.importorskip("pandas")
 
@@ -142,7 +143,7 @@ def test_predecomp_per_iteration_with_weights_and_chunks(monkeypatch, capsys):
     w = np.random.default_rng(1).uniform(0.2, 2.0, size=500)
     whole = tree_inner(model, X, target, sample_weight=w, per_iteration=True)
     # 256-row chunks: 2 of them, and progress counts them.
-    monkeypatch.setattr(_validation, "_CHUNK_ELEMENTS", 256 * 8)
+    monkeypatch.setattr(_base, "_CHUNK_ELEMENTS", 256 * 8)
     chunked = tree_inner(
         model, X, target, sample_weight=w, per_iteration=True, verbose=1
     )

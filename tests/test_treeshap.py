@@ -89,14 +89,14 @@ def test_tree_inner_treeshap_matches_definition(objective):
 
 
 def test_treeshap_weights_and_chunks(monkeypatch):
-    from skl_treeinner import _validation
+    from skl_treeinner._readers import _base
 
     X, y = make_data(n=400, seed=14)
     model, _ = fit("reg:squarederror", X, y, n_estimators=5)
     w = np.random.default_rng(0).uniform(0, 2, size=400)
     whole = tree_inner(model, X, y, attribution="treeshap", sample_weight=w)
     # TreeSHAP chunks are 4x larger: 4 * 64 * 5 / 5 trees = 256-row chunks.
-    monkeypatch.setattr(_validation, "_CHUNK_ELEMENTS", 64 * 5)
+    monkeypatch.setattr(_base, "_CHUNK_ELEMENTS", 64 * 5)
     chunked = tree_inner(model, X, y, attribution="treeshap", sample_weight=w)
     np.testing.assert_allclose(chunked, whole, rtol=1e-10)
     # Weights enter the inner product linearly.

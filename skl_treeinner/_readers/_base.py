@@ -3,12 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 
 from .._ensemble import TreeEnsemble
+from .._validation import check_sample_weight, check_target_values
 
-__all__ = ["ModelReader", "feature_names_of", "n_rows", "slice_rows"]
+__all__ = ["ModelReader", "Rows", "feature_names_of", "n_rows", "slice_rows"]
+
+# Rows per chunk are chosen so that one (rows x trees) float64 array stays
+# near this many elements (8 MiB): memory stays O(rows x features) overall.
+_CHUNK_ELEMENTS = 1 << 20
+
+#: Passed as ``y`` to :meth:`ModelReader.rows` by callers that need no target.
+NO_TARGET = object()
+
+
+class Rows(NamedTuple):
+    """Rows checked against a model, ready for routing (:meth:`ModelReader.rows`)."""
+
+    #: X as the booster takes it (CSR for sparse input).
+    X: object
+    #: Number of rows.
+    n: int
+    #: Target encoded for the objective (float64), or ``None`` if not asked for.
+    y: np.ndarray | None
+    #: Per-row weights, or ``None`` for all ones.
+    sample_weight: np.ndarray | None
 
 
 def feature_names_of(X) -> list[str] | None:
@@ -52,6 +74,77 @@ class ModelReader:
     classes_: np.ndarray | None = None
     #: Training settings that break Prop. 3 (each a short phrase); warned about.
     lost_identities: tuple[str, ...] | list[str] = ()
+
+    # -- rows ----------------------------------------------------------------------
+    def rows(self, X, y=NO_TARGET, sample_weight=None) -> Rows:
+        """Check X (and y, weights) against the model: the opening of every scorer.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, DataFrame or DMatrix
+            Rows to route; checked by :meth:`prepare_X`.
+        y : array-like of shape (n_samples,), optional
+            Target of the rows, checked by :meth:`check_target`. Leave it out
+            where no target is used (``predecomp``); ``None`` is refused.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights; ``None`` means all ones.
+
+        Returns
+        -------
+        Rows
+            ``(X, n, y, sample_weight)``, ``y`` is ``None`` when not passed.
+        """
+        X = self.prepare_X(X)
+        n = n_rows(X)
+        target = None if y is NO_TARGET else self.check_target(y, n)
+        return Rows(X, n, target, check_sample_weight(sample_weight, n))
+
+    def check_target(self, y, n_samples: int) -> np.ndarray:
+        """Validate ``y`` against the rows and the model; return it for the objective.
+
+        Class labels of a classifier with ``classes_`` become output indices;
+        the objective then checks the values (e.g. counts for Poisson).
+        """
+        y = check_target_values(y, n_samples)
+        if self.classes_ is not None:
+            y = self.encode_target(y)
+        elif y.dtype.kind not in "biuf":
+            raise ValueError(
+                f"y must be numeric for this model, got dtype {y.dtype}. Encode "
+                "class labels as 0..n_classes-1, as the model was trained."
+            )
+        return self.ensemble.objective.validate_target(y.astype(np.float64))
+
+    # -- routing -------------------------------------------------------------------
+    def iter_leaves(
+        self, X, *, scale: int = 1
+    ) -> Iterator[tuple[int, int, object, np.ndarray]]:
+        """Route X (already through :meth:`prepare_X`) in row chunks.
+
+        Yields ``(start, stop, X_chunk, leaves)``: the rows ``start:stop`` of X
+        (same type as X) and ``leaves`` of shape (stop - start, n_trees), the
+        global node index of the leaf each row reaches in each tree, from
+        :meth:`apply`. Chunks hold about ``scale * 2**20`` (row, tree) pairs,
+        so that memory stays bounded whatever the number of rows.
+        """
+        n = n_rows(X)
+        step = self._chunk_rows(scale)
+        if step >= n:
+            yield 0, n, X, self.apply(X)
+            return
+        for start in range(0, n, step):
+            stop = min(start + step, n)
+            chunk = slice_rows(X, start, stop)
+            yield start, stop, chunk, self.apply(chunk)
+
+    def n_chunks(self, n_samples: int, *, scale: int = 1) -> int:
+        """Count the chunks :meth:`iter_leaves` yields for ``n_samples`` rows."""
+        step = self._chunk_rows(scale)
+        return 1 if step >= n_samples else -(-n_samples // step)
+
+    def _chunk_rows(self, scale: int) -> int:
+        # Read _CHUNK_ELEMENTS at call time, so that tests can shrink the chunks.
+        return max(256, scale * _CHUNK_ELEMENTS // max(self.ensemble.n_trees, 1))
 
     def apply(self, X) -> np.ndarray:
         """Leaf reached by every row in every tree.
