@@ -102,7 +102,7 @@ from threadpoolctl import threadpool_limits
 
 from skl_treeinner import TreeInnerSelector
 from skl_treeinner import datasets as ds
-from skl_treeinner._selector import _default_estimator
+from skl_treeinner._readers import default_estimator
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
@@ -161,7 +161,7 @@ def _is_classification(y):
 
 def _booster(classification, seed):
     """TreeInnerSelector's default booster (see its docstring), on one thread."""
-    return _default_estimator(classification, seed).set_params(n_jobs=1)
+    return default_estimator(classification, seed).set_params(n_jobs=1)
 
 
 def _scoring(classification):

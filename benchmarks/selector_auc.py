@@ -33,7 +33,7 @@ from sklearn.metrics import roc_auc_score
 from threadpoolctl import threadpool_limits
 
 from skl_treeinner import TreeInnerSelector
-from skl_treeinner._selector import _default_estimator
+from skl_treeinner._readers import default_estimator
 from skl_treeinner.datasets import make_paper_simulation
 
 
@@ -43,7 +43,7 @@ def run(task, seeds, cv, tree_method, n_jobs):
         X, y, relevant = make_paper_simulation(task, 2000, random_state=seed)
         estimator = None
         if tree_method != "hist":  # the selector's default, another tree method
-            estimator = _default_estimator(task == "classification", seed)
+            estimator = default_estimator(task == "classification", seed)
             estimator.set_params(tree_method=tree_method)
         selector = TreeInnerSelector(
             estimator, cv=cv, random_state=seed, n_jobs=n_jobs

@@ -21,6 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ._optional import import_optional
+from ._readers import DEFAULT_BOOSTER_PARAMS, LIBRARIES
+
 __all__ = ["main"]
 
 PROG = "skl-treeinner"
@@ -41,11 +44,8 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 #: is taken as class labels by ``--task auto``.
 MAX_AUTO_CLASSES = 10
 
-ESTIMATORS = {
-    "xgboost": "XGBoost",
-    "lightgbm": "LightGBM",
-    "hgb": "scikit-learn HistGradientBoosting",
-}
+#: Boosters ``--estimator`` builds, by key, with the names shown to users.
+ESTIMATORS = {lib.key: lib.label for lib in LIBRARIES if lib.buildable}
 
 EPILOG = """\
 examples:
@@ -245,23 +245,23 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument(
         "--n-estimators",
         type=_positive_int,
-        default=400,
+        default=DEFAULT_BOOSTER_PARAMS["n_estimators"],
         metavar="N",
-        help="boosting rounds (default 400)",
+        help="boosting rounds (default %(default)s)",
     )
     model.add_argument(
         "--learning-rate",
         type=_positive_float,
-        default=0.01,
+        default=DEFAULT_BOOSTER_PARAMS["learning_rate"],
         metavar="ETA",
-        help="learning rate (default 0.01)",
+        help="learning rate (default %(default)s)",
     )
     model.add_argument(
         "--max-depth",
         type=_positive_int,
-        default=4,
+        default=DEFAULT_BOOSTER_PARAMS["max_depth"],
         metavar="D",
-        help="depth of each tree (default 4)",
+        help="depth of each tree (default %(default)s)",
     )
 
     scoring = select.add_argument_group("scoring and selection")
@@ -397,16 +397,16 @@ def _select(args) -> None:
     )
     plot = _output_path(args.plot, PLOT_SUFFIXES, "--plot", "the plot")
     if plot is not None:
-        _require("matplotlib", "drawing --plot", "plot")
+        _cli_import("matplotlib", "drawing --plot", "plot")
     if not data.exists():
         raise CLIError(f"{data}: no such file")
     if data.is_dir():
         raise CLIError(f"{data} is a folder; pass the data file itself")
-    pd = _require("pandas", "reading DATA", "cli")
+    pd = _cli_import("pandas", "reading DATA", "cli")
     if kind == "parquet":
-        _require("pyarrow", "reading Parquet files", "cli")
+        _cli_import("pyarrow", "reading Parquet files", "cli")
     if out_data is not None and out_data.suffix.lower() == ".parquet":
-        _require("pyarrow", "writing Parquet files", "cli")
+        _cli_import("pyarrow", "writing Parquet files", "cli")
 
     frame = _read(pd, data, kind)
     _check_columns(frame, [args.target], data, "--target")
@@ -501,16 +501,12 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split())
 
 
-def _require(module: str, purpose: str, extra: str):
-    import importlib
-
+def _cli_import(module: str, purpose: str, extra: str):
+    """:func:`import_optional`, its ImportError reported as a one-line error."""
     try:
-        return importlib.import_module(module)
+        return import_optional(module, extra=extra, purpose=purpose)
     except ImportError as e:
-        raise CLIError(
-            f"{purpose} needs {module}, which is not installed: "
-            f'pip install "skl-treeinner[{extra}]"'
-        ) from e
+        raise CLIError(str(e)) from e
 
 
 def _suffix(path: Path | None) -> str:
@@ -676,51 +672,20 @@ def _task(pd, y, requested: str, name: str) -> str:
 
 
 def _make_estimator(args, classifier: bool):
-    seed = args.random_state
-    if args.estimator == "xgboost":
-        import xgboost as xgb
+    from ._readers import make_estimator
 
-        cls = xgb.XGBClassifier if classifier else xgb.XGBRegressor
-        return cls(
+    try:
+        return make_estimator(
+            args.estimator,
+            classifier,
+            random_state=args.random_state,
             n_estimators=args.n_estimators,
             learning_rate=args.learning_rate,
             max_depth=args.max_depth,
-            min_child_weight=1,
-            reg_lambda=1.0,
-            tree_method="hist",
-            enable_categorical=args.categorical,
-            random_state=seed,
+            categorical=args.categorical,
         )
-    if args.estimator == "lightgbm":
-        lgb = _require("lightgbm", "--estimator lightgbm", "lightgbm")
-        cls = lgb.LGBMClassifier if classifier else lgb.LGBMRegressor
-        # LightGBM takes pandas category columns natively.
-        return cls(
-            n_estimators=args.n_estimators,
-            learning_rate=args.learning_rate,
-            max_depth=args.max_depth,
-            num_leaves=min(2**args.max_depth, 131072),
-            reg_lambda=1.0,
-            random_state=seed,
-            verbose=-1,
-        )
-    from sklearn.ensemble import (
-        HistGradientBoostingClassifier,
-        HistGradientBoostingRegressor,
-    )
-
-    cls = (
-        HistGradientBoostingClassifier if classifier else HistGradientBoostingRegressor
-    )
-    return cls(
-        max_iter=args.n_estimators,
-        learning_rate=args.learning_rate,
-        max_depth=args.max_depth,
-        l2_regularization=1.0,
-        early_stopping=False,
-        categorical_features="from_dtype",
-        random_state=seed,
-    )
+    except ImportError as e:
+        raise CLIError(str(e)) from e
 
 
 # -- output ------------------------------------------------------------------------

@@ -63,19 +63,17 @@ def make_demo_data(n_samples: int, seed: int):
 
 
 def _booster(seed: int):
-    import xgboost as xgb
+    from ._readers import make_estimator
 
     # Fewer, faster-learning trees than the paper's 400 x 0.01, and one thread
     # per model: the demo must stay quick on a small shared machine.
-    return xgb.XGBRegressor(
+    return make_estimator(
+        "xgboost",
+        False,
+        random_state=seed,
         n_estimators=300,
         learning_rate=0.02,
-        max_depth=4,
-        min_child_weight=1,
-        reg_lambda=1.0,
-        tree_method="hist",
         n_jobs=1,
-        random_state=seed,
     )
 
 

@@ -40,11 +40,6 @@ METHODS = (
 _WITH_ATTRIBUTION = ("tree_inner", "forest_inner", "abs")
 _WITH_REPEATS = {"permutation": 1, "unbiased_gain": 10}
 
-# Natural score of permutation importance, by objective name: the response
-# (inverse link of the margin) compared with y by mean squared error.
-_IDENTITY_LINK = ("squared_error", "pseudo_huber", "squared_log_error", "huber", "fair")
-_LOG_LINK = ("poisson", "gamma", "tweedie")
-
 
 def global_importance(
     model,
@@ -399,22 +394,23 @@ def _natural_score(objective, y):
     """Scorer ``(margin, y, sample_weight) -> float`` for the objective."""
     from sklearn.metrics import log_loss, mean_squared_error, roc_auc_score
 
-    name = objective.name
-    if name == "logistic" and np.all((y == 0) | (y == 1)):
+    link = objective.link
+    if link == "logit" and np.all((y == 0) | (y == 1)):
         return lambda m, y, w: roc_auc_score(y, m[:, 0], sample_weight=w)
-    if name == "logistic":
+    if link == "logit":
         return lambda m, y, w: -mean_squared_error(y, expit(m[:, 0]), sample_weight=w)
-    if name == "softmax":
+    if link == "softmax":
         labels = np.arange(objective.n_outputs)
         return lambda m, y, w: (
             -log_loss(y, softmax(m, axis=1), sample_weight=w, labels=labels)
         )
-    if name in _IDENTITY_LINK:
+    if link == "identity":
         return lambda m, y, w: -mean_squared_error(y, m[:, 0], sample_weight=w)
-    if name in _LOG_LINK:
+    if link == "log":
         return lambda m, y, w: -mean_squared_error(y, np.exp(m[:, 0]), sample_weight=w)
     raise ValueError(
-        f"method='permutation' has no natural score for the {name!r} objective "
+        f"method='permutation' has no natural score for the {objective.name!r} "
+        "objective "
         "(it knows ROC AUC for binary logistic, log-loss for softmax and "
         "-MSE for regression objectives). Use method='tree_inner' or call "
         "sklearn.inspection.permutation_importance with your own scoring."

@@ -44,6 +44,10 @@ class Objective:
     name: str = ""
     n_outputs: int = 1
     is_classifier: bool = False
+    #: Inverse link from the margin to the prediction: ``"identity"``,
+    #: ``"log"`` (prediction exp(margin)), ``"logit"`` (sigmoid),
+    #: ``"softmax"``, or ``None`` where no single prediction scale applies.
+    link: str | None = None
 
     def gradient(self, margin: np.ndarray, y: np.ndarray) -> np.ndarray:
         """First derivative of the loss with respect to the margin.
@@ -103,6 +107,7 @@ class SquaredError(Objective):
     """Squared error, L = (y - f)^2 / 2, gradient f - y."""
 
     name = "squared_error"
+    link = "identity"
 
     def gradient(self, margin, y):  # noqa: D102
         return margin - self._y(y, margin)
@@ -115,6 +120,7 @@ class PseudoHuber(Objective):
     """Pseudo-Huber loss with slope delta: gradient z / sqrt(1 + (z/delta)^2)."""
 
     name = "pseudo_huber"
+    link = "identity"
 
     def __init__(self, slope: float = 1.0):
         self.slope = float(slope)
@@ -132,6 +138,7 @@ class SquaredLogError(Objective):
     """Squared log error, L = (log1p(f) - log1p(y))^2 / 2 on the identity link."""
 
     name = "squared_log_error"
+    link = "identity"
 
     def validate_target(self, y):  # noqa: D102
         y = super().validate_target(y)
@@ -160,6 +167,7 @@ class Logistic(Objective):
     """
 
     name = "logistic"
+    link = "logit"
     is_classifier = True
 
     def __init__(self, scale_pos_weight: float = 1.0):
@@ -192,6 +200,7 @@ class Poisson(Objective):
     """Poisson deviance on the log link: gradient exp(f) - y."""
 
     name = "poisson"
+    link = "log"
 
     def validate_target(self, y):  # noqa: D102
         y = super().validate_target(y)
@@ -211,6 +220,7 @@ class Gamma(Objective):
     """Gamma deviance on the log link: gradient 1 - y exp(-f)."""
 
     name = "gamma"
+    link = "log"
 
     def validate_target(self, y):  # noqa: D102
         y = super().validate_target(y)
@@ -231,6 +241,7 @@ class Tweedie(Objective):
     """
 
     name = "tweedie"
+    link = "log"
 
     def __init__(self, power: float = 1.5):
         self.power = float(power)
@@ -280,6 +291,7 @@ class Softmax(_MultiClass):
     """Multinomial log-loss over ``n_classes`` margins: gradient p_k - 1[y = k]."""
 
     name = "softmax"
+    link = "softmax"
 
     def gradient(self, margin, y):  # noqa: D102
         g = softmax(margin, axis=-1)
@@ -301,6 +313,7 @@ class Huber(Objective):
     """
 
     name = "huber"
+    link = "identity"
 
     def __init__(self, delta: float = 0.9):
         self.delta = float(delta)
@@ -319,6 +332,7 @@ class Fair(Objective):
     """
 
     name = "fair"
+    link = "identity"
 
     def __init__(self, c: float = 1.0):
         self.c = float(c)

@@ -12,6 +12,8 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
+from ._optional import optional_module
+
 T = TypeVar("T")
 
 __all__ = ["progress"]
@@ -55,11 +57,10 @@ def progress(
         return iterable
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)
-    try:
-        from tqdm import tqdm
-    except ImportError:
+    tqdm = optional_module("tqdm")
+    if tqdm is None:
         return _plain(iterable, total, desc, unit)
-    return tqdm(
+    return tqdm.tqdm(
         iterable, total=total, desc=desc, unit=unit, file=sys.stderr, leave=True
     )
 

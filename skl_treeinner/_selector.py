@@ -9,7 +9,6 @@ stop on, is in ``_early_stopping_kind`` and ``_early_stopping_params``.
 from __future__ import annotations
 
 import copy
-import inspect
 import sys
 import time
 import warnings
@@ -60,7 +59,7 @@ from threadpoolctl import threadpool_limits
 
 from ._importance import tree_inner
 from ._progress import progress
-from ._readers import SUPPORTED_MODELS, _reader_class
+from ._readers import SUPPORTED_MODELS, default_estimator, reader_class
 
 __all__ = ["TreeInnerSelector"]
 
@@ -387,7 +386,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
 
         if self.estimator is None:
             classifier = type_of_target(y) in ("binary", "multiclass")
-            base = _default_estimator(classifier, booster_seed)
+            base = default_estimator(classifier, booster_seed)
         else:
             base = self.estimator
             classifier = is_classifier(base)
@@ -418,7 +417,9 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
             splits = self._splits(
                 X, y_fit, classifier, groups, split_params, split_seed
             )
-            es_kind = _early_stopping_kind(final, booster_params)
+            es_kind = reader_class(final)
+            if not es_kind.early_stopping_rows_needed(final, booster_params):
+                es_kind = None
             es_seeds = rng.randint(2**31 - 1, size=len(splits))
             jobs = [
                 _carve_early_stopping(i, train, test, y_fit, classifier, es_kind, seed)
@@ -725,9 +726,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         ['sample_weight']
         """
         if self.estimator is None:
-            import xgboost as xgb
-
-            estimator = xgb.XGBRegressor().set_fit_request(sample_weight=True)
+            estimator = default_estimator(False).set_fit_request(sample_weight=True)
         else:
             estimator = self.estimator
         router = MetadataRouter(owner=self).add_self_request(self)
@@ -766,26 +765,11 @@ def _final_step(estimator):
     return estimator
 
 
-def _default_estimator(classifier: bool, seed: int):
-    import xgboost as xgb
-
-    cls = xgb.XGBClassifier if classifier else xgb.XGBRegressor
-    return cls(
-        n_estimators=400,
-        learning_rate=0.01,
-        max_depth=4,
-        min_child_weight=1,
-        reg_lambda=1.0,
-        tree_method="hist",
-        random_state=seed,
-    )
-
-
 def _check_supported(estimator):
     """Return the booster at the end of ``estimator``; TypeError if unsupported."""
     final = _final_step(estimator)
     try:
-        supported = _reader_class(final) is not None
+        supported = reader_class(final) is not None
     except ImportError as e:  # a registered reader that is not installed
         raise TypeError(
             f"TreeInnerSelector cannot read {type(final).__qualname__} models in "
@@ -830,60 +814,6 @@ def _weight_key(estimator, routing: bool) -> str:
     if isinstance(estimator, Pipeline) and not routing:
         return f"{estimator.steps[-1][0]}__sample_weight"
     return "sample_weight"
-
-
-def _early_stopping_kind(final, booster_params) -> str | None:
-    """Which library's early stopping needs rows from us, or None.
-
-    A user-supplied ``eval_set`` means the user chose the rows: None.
-    scikit-learn's boosters set their own rows aside: None.
-    """
-    if "eval_set" in booster_params or "eval_X" in booster_params:
-        return None
-    xgb = sys.modules.get("xgboost")
-    if xgb is not None and isinstance(final, xgb.XGBModel):
-        params = final.get_params()
-        callbacks = params.get("callbacks") or []
-        if params.get("early_stopping_rounds") is not None or any(
-            isinstance(c, xgb.callback.EarlyStopping) for c in callbacks
-        ):
-            return "xgboost"
-        return None
-    lgb = sys.modules.get("lightgbm")
-    if lgb is not None and isinstance(final, lgb.LGBMModel):
-        callback_type = type(lgb.early_stopping(1, verbose=False))
-        callbacks = booster_params.get("callbacks") or []
-        params = final.get_params()
-        aliases = (
-            "early_stopping_round",
-            "early_stopping_rounds",
-            "early_stopping",
-            "n_iter_no_change",
-        )
-        if any(isinstance(c, callback_type) for c in callbacks) or any(
-            isinstance(params.get(a), Integral) and params.get(a) > 0 for a in aliases
-        ):
-            return "lightgbm"
-    return None
-
-
-def _early_stopping_params(kind, final, X_es, y_es, w_es, final_params) -> dict:
-    """Fit parameters that hand the early-stopping rows to the library."""
-    if kind == "xgboost":
-        params = {"eval_set": [(X_es, y_es)]}
-        if w_es is not None:
-            params["sample_weight_eval_set"] = [w_es]
-        if "verbose" not in final_params:
-            params["verbose"] = False  # XGBoost prints every round by default
-        return params
-    # LightGBM 4.7 deprecates eval_set for eval_X and eval_y.
-    if "eval_X" in inspect.signature(final.fit).parameters:
-        params = {"eval_X": (X_es,), "eval_y": (y_es,)}
-    else:
-        params = {"eval_set": [(X_es, y_es)]}
-    if w_es is not None:
-        params["eval_sample_weight"] = [w_es]
-    return params
 
 
 def _carve_early_stopping(i, train, test, y, classifier, es_kind, seed):
@@ -956,7 +886,9 @@ def _fit_estimator(est, X_fit, y_fit, params, es, routing):
         final, params = est.steps[-1][1], per_step[est.steps[-1][0]]
     else:
         final = est
-    es_params = _early_stopping_params(kind, final, X_es, y_es, w_es, params)
+    es_params = kind.early_stopping_fit_params(
+        final, X_es, y_es, sample_weight=w_es, fit_params=params
+    )
     final.fit(X_fit, y_fit, **params, **es_params)
 
 

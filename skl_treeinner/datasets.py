@@ -25,6 +25,8 @@ import numpy as np
 from scipy import sparse
 from sklearn.utils import check_random_state
 
+from ._optional import import_optional
+
 __all__ = [
     "load_semi_synthetic",
     "make_cardinality_simulation",
@@ -506,17 +508,6 @@ def _check_n_samples(n_samples):
     return int(n_samples)
 
 
-def _import_pandas():
-    try:
-        import pandas as pd
-    except ImportError as e:
-        raise ImportError(
-            "as_frame=True needs pandas, which is not installed. Install it with "
-            '`pip install "skl-treeinner[pandas]"`, or use as_frame=False.'
-        ) from e
-    return pd
-
-
 def make_cardinality_simulation(
     case="null", *, n_samples=6000, alpha=0.2, as_frame=False, random_state=None
 ):
@@ -614,7 +605,11 @@ def make_cardinality_simulation(
             "P(y = 1) = 0.5 +/- alpha must be a probability and differ from "
             "0.5, so choose 0 < alpha <= 0.5 (the paper uses 0.2)."
         )
-    pd = _import_pandas() if as_frame else None
+    pd = (
+        import_optional("pandas", extra="pandas", purpose="as_frame=True")
+        if as_frame
+        else None
+    )
     rng = check_random_state(random_state)
     levels = np.array(_LEVELS)
     x0 = rng.standard_normal(n_samples)

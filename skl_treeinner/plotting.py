@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._importance import _check_attribution, _tree_inner
+from ._optional import import_optional
 from ._readers import read_model
 from ._readers._base import feature_names_of
 
@@ -28,14 +29,9 @@ _FITTED = ["scores_", "split_scores_", "support_", "threshold_"]
 
 def _pyplot():
     """Import matplotlib.pyplot, or say how to install it."""
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        raise ImportError(
-            "skl_treeinner.plotting needs matplotlib, which is not installed. "
-            'Install it with: pip install "skl-treeinner[plot]"'
-        ) from e
-    return plt
+    return import_optional(
+        "matplotlib.pyplot", extra="plot", purpose="skl_treeinner.plotting"
+    )
 
 
 def _new_axes(plt, ax, height):

@@ -11,48 +11,149 @@ from __future__ import annotations
 import importlib
 import sys
 import warnings
+from dataclasses import dataclass
 
 from ..exceptions import IdentityWarning
 from ._base import ModelReader
 
-__all__ = ["ModelReader", "read_model", "SUPPORTED_MODELS"]
+__all__ = [
+    "LIBRARIES",
+    "ModelReader",
+    "SUPPORTED_MODELS",
+    "default_estimator",
+    "make_estimator",
+    "read_model",
+    "reader_class",
+]
 
-# (module that defines the types, type names, reader "module:class")
-_REGISTRY: list[tuple[str, tuple[str, ...], str]] = [
-    ("xgboost", ("Booster", "XGBModel"), "._xgboost:XGBoostReader"),
-    ("lightgbm", ("Booster", "LGBMModel"), "._lightgbm:LightGBMReader"),
-    (
+
+@dataclass(frozen=True)
+class Library:
+    """One row of the registry: a library's model types and the reader for them."""
+
+    #: Short name, as the command line's ``--estimator`` takes it.
+    key: str
+    #: Name shown to users.
+    label: str
+    #: Module that defines the model types.
+    module: str
+    #: Names of the model types (checked with ``isinstance``).
+    types: tuple[str, ...]
+    #: The reader, as ``"module:class"`` relative to this package.
+    reader: str
+    #: The supported models, as error messages and docs list them.
+    models: str
+    #: Whether :func:`make_estimator` can build this library's booster.
+    buildable: bool = True
+
+
+#: The registry. Adding a library means adding a reader module and a row here.
+LIBRARIES: tuple[Library, ...] = (
+    Library(
+        "xgboost",
+        "XGBoost",
+        "xgboost",
+        ("Booster", "XGBModel"),
+        "._xgboost:XGBoostReader",
+        "xgboost.Booster, xgboost.XGBRegressor, xgboost.XGBClassifier (any "
+        "xgboost.XGBModel with a tree booster)",
+    ),
+    Library(
+        "lightgbm",
+        "LightGBM",
+        "lightgbm",
+        ("Booster", "LGBMModel"),
+        "._lightgbm:LightGBMReader",
+        "lightgbm.Booster, lightgbm.LGBMRegressor, lightgbm.LGBMClassifier",
+    ),
+    Library(
+        "hgb",
+        "scikit-learn HistGradientBoosting",
         "sklearn.ensemble",
         ("HistGradientBoostingRegressor", "HistGradientBoostingClassifier"),
         "._sklearn:HistGradientBoostingReader",
+        "scikit-learn's HistGradientBoostingRegressor/Classifier",
     ),
-    (
+    Library(
+        "gb",
+        "scikit-learn GradientBoosting",
         "sklearn.ensemble",
         ("GradientBoostingRegressor", "GradientBoostingClassifier"),
         "._sklearn:GradientBoostingReader",
+        "scikit-learn's GradientBoostingRegressor/Classifier",
+        # Its log-loss leaves are line-searched: Prop. 3 only approximately.
+        buildable=False,
     ),
-]
-
-SUPPORTED_MODELS = (
-    "xgboost.Booster, xgboost.XGBRegressor, xgboost.XGBClassifier (any "
-    "xgboost.XGBModel with a tree booster); lightgbm.Booster, "
-    "lightgbm.LGBMRegressor, lightgbm.LGBMClassifier; scikit-learn's "
-    "HistGradientBoostingRegressor/Classifier and "
-    "GradientBoostingRegressor/Classifier"
 )
 
+SUPPORTED_MODELS = "; ".join(library.models for library in LIBRARIES)
 
-def _reader_class(model) -> type[ModelReader] | None:
-    for module_name, type_names, target in _REGISTRY:
-        module = sys.modules.get(module_name)
+#: The paper's standard hyper-parameters (paper 000, Sec. 4.1): the default
+#: booster of the selector, the command line and the benchmarks.
+DEFAULT_BOOSTER_PARAMS = {"n_estimators": 400, "learning_rate": 0.01, "max_depth": 4}
+
+
+def _load(library: Library) -> type[ModelReader]:
+    module_path, class_name = library.reader.split(":")
+    return getattr(importlib.import_module(module_path, __name__), class_name)
+
+
+def reader_class(model) -> type[ModelReader] | None:
+    """Return the reader class for ``model`` (fitted or not), or ``None``.
+
+    Only libraries already imported are checked, so nothing is imported just
+    to test a type.
+    """
+    for library in LIBRARIES:
+        module = sys.modules.get(library.module)
         if module is None:
             continue
-        types = tuple(getattr(module, name) for name in type_names)
+        types = tuple(getattr(module, name) for name in library.types)
         if isinstance(model, types):
-            module_path, class_name = target.split(":")
-            reader_module = importlib.import_module(module_path, __name__)
-            return getattr(reader_module, class_name)
+            return _load(library)
     return None
+
+
+def make_estimator(library: str, classifier: bool, *, random_state=None, **params):
+    """Build an unfitted booster of ``library`` with the paper's defaults.
+
+    Parameters
+    ----------
+    library : str
+        A buildable registry key: ``"xgboost"``, ``"lightgbm"`` or ``"hgb"``.
+    classifier : bool
+        A classifier rather than a regressor.
+    random_state : int or None, default=None
+        The booster's seed.
+    **params
+        ``n_estimators``, ``learning_rate``, ``max_depth`` (defaults
+        :data:`DEFAULT_BOOSTER_PARAMS`), ``categorical`` (turn on the
+        booster's categorical support) and ``n_jobs`` (threads).
+
+    Returns
+    -------
+    estimator
+        The unfitted booster.
+
+    Raises
+    ------
+    ImportError
+        If the library is not installed (naming the extra that installs it).
+    """
+    rows = {row.key: row for row in LIBRARIES if row.buildable}
+    if library not in rows:
+        raise ValueError(
+            f"Cannot build a {library!r} booster; choose one of {list(rows)}."
+        )
+    reader = _load(rows[library])
+    return reader.make_estimator(
+        classifier, random_state=random_state, **{**DEFAULT_BOOSTER_PARAMS, **params}
+    )
+
+
+def default_estimator(classifier: bool, random_state=None):
+    """Build the selector's default booster: XGBoost with the paper's settings."""
+    return make_estimator("xgboost", classifier, random_state=random_state)
 
 
 def read_model(model) -> ModelReader:
@@ -72,7 +173,7 @@ def read_model(model) -> ModelReader:
     """
     if isinstance(model, ModelReader):
         return model
-    cls = _reader_class(model)
+    cls = reader_class(model)
     if cls is None:
         raise TypeError(
             f"Cannot read a model of type {type(model).__module__}."

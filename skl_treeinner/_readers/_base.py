@@ -75,6 +75,43 @@ class ModelReader:
     #: Training settings that break Prop. 3 (each a short phrase); warned about.
     lost_identities: tuple[str, ...] | list[str] = ()
 
+    # -- the library's estimators (class methods: no fitted model needed) -------------
+    @classmethod
+    def make_estimator(
+        cls,
+        classifier: bool,
+        *,
+        n_estimators: int,
+        learning_rate: float,
+        max_depth: int,
+        random_state=None,
+        categorical: bool = False,
+        n_jobs: int | None = None,
+    ):
+        """Build an unfitted booster of this library (see ``make_estimator``).
+
+        ``categorical`` turns on the booster's own categorical support where it
+        needs turning on; ``n_jobs`` sets its threads where it has a setting.
+        """
+        raise NotImplementedError(f"{cls.__name__} cannot build an estimator.")
+
+    @classmethod
+    def early_stopping_rows_needed(cls, estimator, fit_params: dict) -> bool:
+        """Whether ``estimator.fit`` will stop early on rows the caller sets aside.
+
+        False unless the library is told to stop early and the user passed no
+        rows for it (an ``eval_set``) in ``fit_params``. Libraries that set
+        their own validation rows aside (scikit-learn's) never need them.
+        """
+        return False
+
+    @classmethod
+    def early_stopping_fit_params(
+        cls, estimator, X_es, y_es, *, sample_weight, fit_params: dict
+    ) -> dict:
+        """Fit parameters that hand the early-stopping rows to the library."""
+        raise NotImplementedError(f"{cls.__name__} needs no early-stopping rows.")
+
     # -- rows ----------------------------------------------------------------------
     def rows(self, X, y=NO_TARGET, sample_weight=None) -> Rows:
         """Check X (and y, weights) against the model: the opening of every scorer.

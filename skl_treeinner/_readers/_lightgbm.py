@@ -34,13 +34,16 @@ used to cross-check the recurrence.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Iterator
+from numbers import Integral
 
 import numpy as np
 
 from .. import _objectives as obj
 from .._ensemble import TreeEnsemble, node_values_from_leaves, subtree_sums
+from .._optional import import_optional
 from ._base import ModelReader, feature_names_of, n_rows
 
 __all__ = ["LightGBMReader"]
@@ -198,6 +201,76 @@ class LightGBMReader(ModelReader):
         self.ensemble = self._read(
             booster.model_to_string(num_iteration=self._num_iteration)
         )
+
+    # -- estimators --------------------------------------------------------------
+    @classmethod
+    def make_estimator(  # noqa: D102
+        cls,
+        classifier,
+        *,
+        n_estimators,
+        learning_rate,
+        max_depth,
+        random_state=None,
+        categorical=False,
+        n_jobs=None,
+    ):
+        lgb = import_optional(
+            "lightgbm", extra="lightgbm", purpose="a LightGBM booster"
+        )
+        # LightGBM takes pandas category columns natively: categorical needs
+        # no setting.
+        params = {
+            "n_estimators": n_estimators,
+            "learning_rate": learning_rate,
+            "max_depth": max_depth,
+            "num_leaves": min(2**max_depth, 131072),
+            "reg_lambda": 1.0,
+            "random_state": random_state,
+            "verbose": -1,
+        }
+        if n_jobs is not None:
+            params["n_jobs"] = n_jobs
+        return (lgb.LGBMClassifier if classifier else lgb.LGBMRegressor)(**params)
+
+    #: LightGBM's names of the early-stopping parameter.
+    _EARLY_STOPPING_ALIASES = (
+        "early_stopping_round",
+        "early_stopping_rounds",
+        "early_stopping",
+        "n_iter_no_change",
+    )
+
+    @classmethod
+    def early_stopping_rows_needed(cls, estimator, fit_params):  # noqa: D102
+        import lightgbm as lgb
+
+        if (
+            "eval_set" in fit_params
+            or "eval_X" in fit_params
+            or not isinstance(estimator, lgb.LGBMModel)
+        ):
+            return False
+        callback_type = type(lgb.early_stopping(1, verbose=False))
+        callbacks = fit_params.get("callbacks") or []
+        params = estimator.get_params()
+        return any(isinstance(c, callback_type) for c in callbacks) or any(
+            isinstance(params.get(a), Integral) and params.get(a) > 0
+            for a in cls._EARLY_STOPPING_ALIASES
+        )
+
+    @classmethod
+    def early_stopping_fit_params(  # noqa: D102
+        cls, estimator, X_es, y_es, *, sample_weight, fit_params
+    ):
+        # LightGBM 4.7 deprecates eval_set for eval_X and eval_y.
+        if "eval_X" in inspect.signature(estimator.fit).parameters:
+            params = {"eval_X": (X_es,), "eval_y": (y_es,)}
+        else:
+            params = {"eval_set": [(X_es, y_es)]}
+        if sample_weight is not None:
+            params["eval_sample_weight"] = [sample_weight]
+        return params
 
     # -- reading ---------------------------------------------------------------
     def _read(self, text: str) -> TreeEnsemble:

@@ -58,22 +58,16 @@ import numpy as np
 
 from .. import _objectives as obj
 from .._ensemble import TreeEnsemble
+from .._optional import import_optional
 from ._base import ModelReader, n_rows
 
 __all__ = ["HistGradientBoostingReader", "GradientBoostingReader"]
 
-_SHAP_MISSING = (
-    "TreeSHAP of scikit-learn models needs the shap package: "
-    'pip install "skl-treeinner[shap]"'
-)
-
 
 def _import_shap():
-    try:
-        import shap
-    except ImportError as e:  # pragma: no cover - shap is a test dependency
-        raise ImportError(_SHAP_MISSING) from e
-    return shap
+    return import_optional(
+        "shap", extra="shap", purpose="TreeSHAP of scikit-learn models"
+    )
 
 
 def _loss_name(loss) -> str:
@@ -279,6 +273,41 @@ class HistGradientBoostingReader(ModelReader):
     >>> bool(np.allclose(tree_inner(model, X, y), reader.total_gain()))
     True
     """
+
+    @classmethod
+    def make_estimator(  # noqa: D102
+        cls,
+        classifier,
+        *,
+        n_estimators,
+        learning_rate,
+        max_depth,
+        random_state=None,
+        categorical=False,
+        n_jobs=None,
+    ):
+        # Categorical columns are taken from the data frame's dtypes whatever
+        # ``categorical`` says; threads follow OpenMP (threadpoolctl), as
+        # HistGradientBoosting has no n_jobs.
+        from sklearn.ensemble import (
+            HistGradientBoostingClassifier,
+            HistGradientBoostingRegressor,
+        )
+
+        cls_ = (
+            HistGradientBoostingClassifier
+            if classifier
+            else HistGradientBoostingRegressor
+        )
+        return cls_(
+            max_iter=n_estimators,
+            learning_rate=learning_rate,
+            max_depth=max_depth,
+            l2_regularization=1.0,
+            early_stopping=False,
+            categorical_features="from_dtype",
+            random_state=random_state,
+        )
 
     def __init__(self, model):
         _check_fitted(model)

@@ -230,6 +230,59 @@ class XGBoostReader(ModelReader):
         self.ensemble = self._read(booster)
         self._round_boosters = None
 
+    # -- estimators --------------------------------------------------------------
+    @classmethod
+    def make_estimator(  # noqa: D102
+        cls,
+        classifier,
+        *,
+        n_estimators,
+        learning_rate,
+        max_depth,
+        random_state=None,
+        categorical=False,
+        n_jobs=None,
+    ):
+        import xgboost as xgb
+
+        params = {
+            "n_estimators": n_estimators,
+            "learning_rate": learning_rate,
+            "max_depth": max_depth,
+            "min_child_weight": 1,
+            "reg_lambda": 1.0,
+            "tree_method": "hist",
+            "random_state": random_state,
+        }
+        if categorical:
+            params["enable_categorical"] = True
+        if n_jobs is not None:
+            params["n_jobs"] = n_jobs
+        return (xgb.XGBClassifier if classifier else xgb.XGBRegressor)(**params)
+
+    @classmethod
+    def early_stopping_rows_needed(cls, estimator, fit_params):  # noqa: D102
+        import xgboost as xgb
+
+        if "eval_set" in fit_params or not isinstance(estimator, xgb.XGBModel):
+            return False
+        params = estimator.get_params()
+        callbacks = params.get("callbacks") or []
+        return params.get("early_stopping_rounds") is not None or any(
+            isinstance(c, xgb.callback.EarlyStopping) for c in callbacks
+        )
+
+    @classmethod
+    def early_stopping_fit_params(  # noqa: D102
+        cls, estimator, X_es, y_es, *, sample_weight, fit_params
+    ):
+        params = {"eval_set": [(X_es, y_es)]}
+        if sample_weight is not None:
+            params["sample_weight_eval_set"] = [sample_weight]
+        if "verbose" not in fit_params:
+            params["verbose"] = False  # XGBoost prints every round by default
+        return params
+
     # -- reading ---------------------------------------------------------------
     def _read(self, booster) -> TreeEnsemble:
         config = json.loads(booster.save_config())
