@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._cutoff import parse_max_features, parse_threshold, resolve_max_features
 from ._optional import import_optional
 from ._readers import DEFAULT_BOOSTER_PARAMS, LIBRARIES
 
@@ -85,38 +86,19 @@ class CLIError(Exception):
 
 # -- argument parsing --------------------------------------------------------------
 def _threshold(text: str):
-    """Read ``--threshold``: a number, or 'mean', 'median', '1.5*mean'."""
-    from ._selector import _threshold_value
-
+    """Read ``--threshold`` as the selector's ``threshold``: a number, or 'mean'..."""
     try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        _threshold_value(np.zeros(1), text)
+        return parse_threshold(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from e
-    return text
 
 
 def _max_features(text: str):
-    """Read ``--max-features``: a count, or a fraction in (0, 1)."""
+    """Read ``--max-features`` as the selector's ``max_features`` reads numbers."""
     try:
-        value = int(text)
-    except ValueError:
-        try:
-            value = float(text)
-        except ValueError:
-            value = None
-        if value is None or not 0 < value < 1:
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is neither a number of features (an integer) nor a "
-                "fraction of them in (0, 1)"
-            ) from None
-        return value
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: keep at least 1 feature")
-    return value
+        return parse_max_features(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
 
 
 def _column_list(text: str) -> list[str]:
@@ -433,11 +415,13 @@ def _select(args) -> None:
     if task == "regression":
         y = y.astype(np.float64)
     max_features = args.max_features
-    if isinstance(max_features, int) and max_features > X.shape[1]:
+    try:
+        resolve_max_features(max_features, X.shape[1])
+    except ValueError as e:
         raise CLIError(
             f"--max-features {max_features} is more than the {X.shape[1]} "
             "features; pass at most that, or a fraction such as 0.5"
-        )
+        ) from e
 
     from ._selector import TreeInnerSelector
 

@@ -1,40 +1,28 @@
 """TreeInnerSelector: keep the features whose TreeInner score on held-out rows is high.
 
-Everything here goes through :func:`tree_inner` and the reader registry, so it
-works for every library a reader supports. The one thing a reader cannot
-know, how a library is told to stop early and how it receives the rows to
-stop on, is in ``_early_stopping_kind`` and ``_early_stopping_params``.
+The estimator: parameters, input checks, the fitted attributes and the
+selection. How each split is fitted and scored is in ``_crossfit``; which
+features are kept, given the scores, is in ``_cutoff`` (pure functions, so
+that ``set_params(threshold=...)`` re-selects without refitting). Nothing here
+knows a boosting library: that is the reader registry's job.
 """
 
 from __future__ import annotations
 
 import copy
-import sys
-import time
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
-from joblib import cpu_count, effective_n_jobs
 from sklearn.base import (
     BaseEstimator,
     MetaEstimatorMixin,
     _fit_context,
-    clone,
     is_classifier,
 )
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_selection import SelectorMixin
-from sklearn.model_selection import (
-    GroupShuffleSplit,
-    KFold,
-    ShuffleSplit,
-    StratifiedKFold,
-    StratifiedShuffleSplit,
-    check_cv,
-    train_test_split,
-)
-from sklearn.pipeline import Pipeline
+from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing, check_random_state, metadata_routing
 from sklearn.utils._dataframe import is_pandas_df, is_polars_df
 from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
@@ -46,35 +34,27 @@ from sklearn.utils.metadata_routing import (
     process_routing,
 )
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import (
-    _check_method_params,
-    _check_sample_weight,
-    check_consistent_length,
     check_is_fitted,
-    column_or_1d,
     validate_data,
 )
-from threadpoolctl import threadpool_limits
 
-from ._importance import tree_inner
-from ._progress import progress
-from ._readers import SUPPORTED_MODELS, default_estimator, reader_class
+from . import _crossfit, _cutoff
+from ._crossfit import EARLY_STOPPING_FRACTION
+from ._readers import default_estimator
+from ._validation import check_fit_input, check_target_suits_estimator
 
-__all__ = ["TreeInnerSelector"]
+__all__ = ["EARLY_STOPPING_FRACTION", "TreeInnerSelector"]
 
-#: Fraction of each training part set aside for early stopping, when the
-#: booster is configured to stop early and needs rows to stop on.
-EARLY_STOPPING_FRACTION = 0.1
-
+# Fitted attributes stored by fit (threshold_ and support_ are derived).
 _FITTED = (
     "estimator_",
     "estimators_",
     "scores_",
     "split_scores_",
     "ranking_",
-    "support_",
-    "threshold_",
+    "max_features_",
+    "_fitted_max_features",
     "n_features_in_",
     "feature_names_in_",
 )
@@ -163,9 +143,14 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         Rank of each feature by score, 1 for the best; ties are ranked in
         column order.
     support_ : ndarray of shape (n_features,), bool
-        The selected features.
+        The selected features. Derived from ``scores_`` and the current
+        ``threshold`` and ``max_features``, so ``set_params`` of either
+        re-selects without refitting, as in ``SelectFromModel``.
     threshold_ : float
-        The threshold the scores were compared with.
+        The threshold the scores are compared with (derived likewise).
+    max_features_ : int or None
+        ``max_features`` as a count of features at fit time (a callable is
+        evaluated on the X given to ``fit``).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -244,13 +229,8 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         "attribution": [StrOptions({"predecomp", "treeshap"})],
         "cv": ["cv_object"],
         "validation_fraction": [Interval(RealNotInt, 0, 1, closed="neither")],
-        "threshold": [Real, str, callable],
-        "max_features": [
-            Interval(Integral, 0, None, closed="left"),
-            Interval(RealNotInt, 0, 1, closed="right"),
-            callable,
-            None,
-        ],
+        "threshold": _cutoff.THRESHOLD_CONSTRAINTS,
+        "max_features": _cutoff.MAX_FEATURES_CONSTRAINTS,
         "prefit": ["boolean"],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -347,40 +327,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         return self
 
     def _fit(self, X, y, sample_weight, groups, fit_params):
-        if y is None:
-            raise ValueError(
-                f"This {type(self).__name__} estimator requires y to be passed, "
-                "but the target y is None. TreeInner scores features against "
-                "the target of the held-out rows."
-            )
-        frame = is_pandas_df(X) or is_polars_df(X)
-        if frame:
-            validate_data(self, X, skip_check_array=True, reset=True)
-        else:
-            X = validate_data(
-                self,
-                X,
-                accept_sparse="csr",
-                dtype=None,
-                ensure_all_finite="allow-nan",
-                reset=True,
-            )
-        y = column_or_1d(y, warn=True)
-        check_consistent_length(X, y)
-        if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
-            bad = np.flatnonzero(~np.isfinite(y))
-            raise ValueError(
-                f"y contains {bad.size} NaN or infinite value(s) (first at rows "
-                f"{bad[:5].tolist()}); drop those rows or impute the target "
-                "before fitting."
-            )
-        weight = None
-        if sample_weight is not None:
-            weight = _check_sample_weight(
-                sample_weight, X, dtype=np.float64, ensure_non_negative=True
-            )
-
-        routing = _routing_enabled()
+        X, y, weight = check_fit_input(self, X, y, sample_weight)
         rng = check_random_state(self.random_state)
         split_seed, booster_seed = (int(s) for s in rng.randint(2**31 - 1, size=2))
 
@@ -390,189 +337,99 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         else:
             base = self.estimator
             classifier = is_classifier(base)
-        final = _check_supported(base)
-        y_fit = _check_target(y, classifier, final)
+        final = _crossfit.check_supported(base)
+        y_fit = check_target_suits_estimator(y, classifier, final)
 
         if self.prefit:
-            scores, fitted = self._score_prefit(X, y, weight, base, final)
+            scores, fitted = self._score_prefit(X, y, weight, base)
             split_scores = scores[None, :]
             estimators = [fitted]
         else:
             if classifier:  # 0..K-1, as XGBoost requires
                 y_fit = np.unique(y_fit, return_inverse=True)[1].astype(np.int64)
-            if routing:
-                params = dict(fit_params)
-                if groups is not None and self.cv is not None:
-                    params["groups"] = groups
-                routed = process_routing(
-                    self, "fit", sample_weight=sample_weight, **params
-                )
-                booster_params = dict(routed.estimator.fit)
-                split_params = dict(routed.splitter.split) if self.cv else {}
-            else:
-                booster_params = dict(fit_params)
-                if sample_weight is not None:
-                    booster_params[_weight_key(base, routing)] = weight
-                split_params = {} if groups is None else {"groups": groups}
-            splits = self._splits(
-                X, y_fit, classifier, groups, split_params, split_seed
-            )
-            es_kind = reader_class(final)
-            if not es_kind.early_stopping_rows_needed(final, booster_params):
-                es_kind = None
-            es_seeds = rng.randint(2**31 - 1, size=len(splits))
-            jobs = [
-                _carve_early_stopping(i, train, test, y_fit, classifier, es_kind, seed)
-                for i, ((train, test), seed) in enumerate(
-                    zip(splits, es_seeds, strict=True)
-                )
-            ]
-            estimators, split_scores = self._run(
+            plan, split_params = self._plan(
                 base,
                 X,
                 y_fit,
                 weight,
+                sample_weight=sample_weight,
+                groups=groups,
+                fit_params=fit_params,
+            )
+            splits = _crossfit.make_splits(
+                X,
+                y_fit,
+                cv=self.cv,
+                validation_fraction=self.validation_fraction,
+                classifier=classifier,
+                groups=groups,
+                split_params=split_params,
+                seed=split_seed,
+            )
+            jobs = _crossfit.make_jobs(
+                splits,
+                y=y_fit,
+                classifier=classifier,
+                early_stopping=plan.early_stopping,
+                seeds=rng.randint(2**31 - 1, size=len(splits)),
+            )
+            estimators, split_scores = _crossfit.run_splits(
+                plan,
                 jobs,
-                booster_params,
-                es_kind,
-                routing,
+                n_jobs=self.n_jobs,
+                verbose=self.verbose,
+                name=type(self).__name__,
             )
 
         self.estimators_ = estimators
         self.estimator_ = estimators[0]
         self.split_scores_ = split_scores
         self.scores_ = split_scores.sum(axis=0)
-        order = np.argsort(-self.scores_, kind="mergesort")
-        ranking = np.empty(order.size, dtype=np.int64)
-        ranking[order] = np.arange(1, order.size + 1)
-        self.ranking_ = ranking
-        self.threshold_ = _threshold_value(self.scores_, self.threshold)
-        support = self.scores_ > self.threshold_
-        k = self._max_features(X)
-        if k is not None:
-            support[order[k:]] = False
-        self.support_ = support
+        self.ranking_ = _cutoff.rank(self.scores_)
+        self.max_features_ = _cutoff.resolve_max_features(
+            self.max_features, self.n_features_in_, X
+        )
+        self._fitted_max_features = self.max_features
+        # The cut-off is derived on demand; evaluate it once, so that a bad
+        # threshold or max_features fails fit rather than transform.
+        _ = self.support_
 
-    def _splits(self, X, y, classifier, groups, split_params, seed):
-        """Return the checked (train, test) index pairs."""
-        n = y.shape[0]
-        if self.cv is None:
-            if groups is not None:
-                cv = GroupShuffleSplit(
-                    1, test_size=self.validation_fraction, random_state=seed
-                )
-                split_params = {"groups": groups}
-            else:
-                cls = StratifiedShuffleSplit if classifier else ShuffleSplit
-                cv = cls(1, test_size=self.validation_fraction, random_state=seed)
-            what = f"validation_fraction={self.validation_fraction}"
-        elif isinstance(self.cv, Integral):
-            cls = StratifiedKFold if classifier else KFold
-            cv = cls(self.cv, shuffle=True, random_state=seed)
-            what = f"cv={self.cv}"
+    def _plan(self, base, X, y, weight, *, sample_weight, groups, fit_params):
+        """Resolve metadata routing once: the cross-fitting plan and split params."""
+        routing = _routing_enabled()
+        if routing:
+            params = dict(fit_params)
+            if groups is not None and self.cv is not None:
+                params["groups"] = groups
+            routed = process_routing(self, "fit", sample_weight=sample_weight, **params)
+            booster_params = dict(routed.estimator.fit)
+            split_params = dict(routed.splitter.split) if self.cv else {}
         else:
-            cv = check_cv(self.cv, y, classifier=classifier)
-            what = f"cv={self.cv!r}"
-        try:
-            splits = [
-                (np.asarray(train), np.asarray(test))
-                for train, test in cv.split(X, y, **split_params)
-            ]
-        except ValueError as e:
-            raise ValueError(
-                f"Cannot split the {n} rows as {what} asks: {e} Pass more rows "
-                "(at least a few per class and per split), or fewer splits."
-            ) from e
-        if not splits:
-            raise ValueError(f"{what} produced no (train, test) split.")
-        classes = np.unique(y) if classifier else None
-        for i, (train, test) in enumerate(splits):
-            if train.size == 0 or test.size == 0:
-                raise ValueError(
-                    f"Split {i} has {train.size} training and {test.size} held-out "
-                    f"rows; each needs at least one. Pass more rows than the "
-                    f"{n} given, or fewer splits."
-                )
-            if classifier:
-                held = np.unique(y[test])
-                if held.size < 2:
-                    raise ValueError(
-                        f"The held-out rows of split {i} hold a single class "
-                        f"({held.tolist()}), so TreeInner cannot tell features "
-                        "apart on them. Use a stratified split (cv=None or an int "
-                        "cv stratify for classifiers) or more rows per class."
-                    )
-                missing = np.setdiff1d(classes, y[train])
-                if missing.size:
-                    raise ValueError(
-                        f"The training rows of split {i} lack the classes (as "
-                        f"encoded 0..K-1) {missing.tolist()}; the booster must "
-                        "see every class. Use a stratified split or more rows "
-                        "per class."
-                    )
-        return splits
+            booster_params = dict(fit_params)
+            if sample_weight is not None:
+                booster_params[_crossfit.weight_key(base, routing)] = weight
+            split_params = {} if groups is None else {"groups": groups}
+        final = _crossfit.final_step(base)
+        early_stopping = _crossfit.early_stopping_reader(final, booster_params)
+        step_params = None
+        if early_stopping is not None and final is not base:
+            step_params = _crossfit.pipeline_step_params(base, booster_params, routing)
+        plan = _crossfit.CrossFitPlan(
+            estimator=base,
+            X=X,
+            y=y,
+            sample_weight=weight,
+            fit_params=booster_params,
+            weight_key=_crossfit.weight_key(base, routing),
+            early_stopping=early_stopping,
+            step_params=step_params,
+            attribution=self.attribution,
+            n_features_in=self.n_features_in_,
+            feature_names_in=getattr(self, "feature_names_in_", None),
+        )
+        return plan, split_params
 
-    def _run(self, base, X, y, weight, jobs, booster_params, es_kind, routing):
-        """Fit and score every split, in parallel if asked, in split order."""
-        n_workers = min(effective_n_jobs(self.n_jobs), len(jobs))
-        threads = max(1, cpu_count() // n_workers) if n_workers > 1 else None
-        names_in = getattr(self, "feature_names_in_", None)
-        # Unordered: the bar advances as soon as any split finishes; the
-        # results are put back in split order below.
-        parallel = Parallel(
-            n_jobs=n_workers,
-            return_as="generator_unordered" if n_workers > 1 else "generator",
-        )
-        inner_verbose = (
-            self.verbose
-            if self.verbose > 1 and self.attribution == "treeshap" and n_workers == 1
-            else 0
-        )
-        results = parallel(
-            delayed(_fit_and_score)(
-                base,
-                X,
-                y,
-                weight,
-                job,
-                booster_params,
-                _weight_key(base, routing),
-                es_kind,
-                routing,
-                self.attribution,
-                threads,
-                self.n_features_in_,
-                names_in,
-                inner_verbose,
-            )
-            for job in jobs
-        )
-        bar = progress(
-            results,
-            total=len(jobs),
-            desc=f"{type(self).__name__}: fitting and scoring",
-            verbose=self.verbose,
-            unit="split",
-        )
-        done = {}
-        for i, est, split_scores, seconds in bar:
-            done[i] = (est, split_scores)
-            if self.verbose > 1:
-                train, es, test = jobs[i][1:]
-                fitted_on = f"{train.size} rows" + (
-                    f" (+{es.size} for early stopping)" if es is not None else ""
-                )
-                _write(
-                    bar,
-                    f"[{type(self).__name__}] split {i + 1}/{len(jobs)}: fitted on "
-                    f"{fitted_on}, scored on {test.size} held-out rows, "
-                    f"{seconds:.1f}s",
-                )
-        estimators = [done[i][0] for i in range(len(jobs))]
-        scores = [done[i][1] for i in range(len(jobs))]
-        return estimators, np.vstack(scores)
-
-    def _score_prefit(self, X, y, weight, base, final):
+    def _score_prefit(self, X, y, weight, base):
         if self.cv is not None:
             raise ValueError(
                 f"cv={self.cv!r} cannot be used with prefit=True: a prefit "
@@ -596,41 +453,51 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
                 "on, in the same order."
             )
         fitted = copy.deepcopy(base)
-        scores = _score(
+        scores = _crossfit.score_features(
             fitted,
             X,
             y,
-            weight,
-            self.attribution,
-            self.n_features_in_,
-            getattr(self, "feature_names_in_", None),
+            sample_weight=weight,
+            attribution=self.attribution,
+            n_features_in=self.n_features_in_,
+            feature_names_in=getattr(self, "feature_names_in_", None),
         )
         return scores, fitted
 
-    def _max_features(self, X):
-        n = self.n_features_in_
-        k = self.max_features
-        if k is None:
-            return None
-        if callable(k):
-            k = k(X)
-            if not isinstance(k, Integral) or not 0 <= k <= n:
-                raise ValueError(
-                    f"max_features(X) must return an int in [0, {n}], got {k!r}."
-                )
-            return int(k)
-        if isinstance(k, Real) and not isinstance(k, Integral):
-            return max(1, int(k * n))
-        if k > n:
-            raise ValueError(
-                f"max_features={k} is larger than the {n} features of X; pass at "
-                f"most {n}, a fraction in (0, 1], or None."
-            )
-        return int(k)
-
     # -- selection ---------------------------------------------------------------
+    @property
+    def threshold_(self) -> float:
+        """The threshold the scores are compared with, from the current ``threshold``.
+
+        Derived from ``scores_``, so ``set_params(threshold=...)`` takes effect
+        without refitting.
+        """
+        check_is_fitted(self, "scores_")
+        return _cutoff.threshold_value(self.scores_, self.threshold)
+
+    @property
+    def support_(self) -> np.ndarray:
+        """The selected features, from ``scores_`` and the current cut-off.
+
+        Changing ``threshold`` or ``max_features`` with ``set_params``
+        re-selects without refitting; a callable ``max_features`` is evaluated
+        on the X given to ``fit`` (``max_features_``), so changing it to another
+        callable needs a new ``fit``.
+        """
+        check_is_fitted(self, "scores_")
+        if callable(self.max_features):
+            if self.max_features is not self._fitted_max_features:
+                raise NotFittedError(
+                    "max_features was set to a new callable after fit; it is "
+                    "evaluated on the X given to fit, so call fit again."
+                )
+            count = self.max_features_
+        else:
+            count = _cutoff.resolve_max_features(self.max_features, self.n_features_in_)
+        return _cutoff.select(self.scores_, self.threshold_, count)
+
     def _get_support_mask(self):
-        check_is_fitted(self, "support_")
+        check_is_fitted(self, "scores_")
         return self.support_
 
     def transform(self, X):
@@ -756,293 +623,3 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
             tags.input_tags.sparse = inner.sparse
             tags.input_tags.categorical = inner.categorical
         return tags
-
-
-# -- helpers (module level so that joblib can pickle the jobs) --------------------
-def _final_step(estimator):
-    if isinstance(estimator, Pipeline):
-        return estimator.steps[-1][1]
-    return estimator
-
-
-def _check_supported(estimator):
-    """Return the booster at the end of ``estimator``; TypeError if unsupported."""
-    final = _final_step(estimator)
-    try:
-        supported = reader_class(final) is not None
-    except ImportError as e:  # a registered reader that is not installed
-        raise TypeError(
-            f"TreeInnerSelector cannot read {type(final).__qualname__} models in "
-            f"this installation: {e}. Supported models: {SUPPORTED_MODELS}."
-        ) from e
-    if not supported:
-        where = " at the end of the Pipeline" if final is not estimator else ""
-        raise TypeError(
-            f"TreeInnerSelector cannot score a {type(final).__module__}."
-            f"{type(final).__qualname__}{where}: TreeInner reads the trees of a "
-            f"gradient-boosted model. Pass one of: {SUPPORTED_MODELS}; or a "
-            "Pipeline ending in one; or estimator=None for XGBoost."
-        )
-    return final
-
-
-def _check_target(y, classifier: bool, final):
-    """Refuse a target that does not suit the estimator, before any fit."""
-    kind = type_of_target(y, input_name="y", raise_unknown=True)
-    if classifier:
-        if kind not in ("binary", "multiclass"):
-            raise ValueError(
-                f"{type(final).__name__} is a classifier, but y is a {kind} target "
-                f"(e.g. {y[:3].tolist()}). Pass a regressor as estimator, or bin y "
-                "into class labels."
-            )
-        if np.unique(y).size < 2:
-            raise ValueError(
-                f"y holds 1 class ({np.unique(y).tolist()}); a classifier needs "
-                "at least two."
-            )
-    elif y.dtype.kind not in "biuf":
-        raise ValueError(
-            f"{type(final).__name__} is a regressor, but y has dtype {y.dtype} "
-            f"(e.g. {y[:3].tolist()}). Pass numbers, or a classifier as estimator."
-        )
-    return y
-
-
-def _weight_key(estimator, routing: bool) -> str:
-    """Name the fit parameter under which the booster gets sample weights."""
-    if isinstance(estimator, Pipeline) and not routing:
-        return f"{estimator.steps[-1][0]}__sample_weight"
-    return "sample_weight"
-
-
-def _carve_early_stopping(i, train, test, y, classifier, es_kind, seed):
-    """(split index, fit rows, early-stopping rows or None, held-out rows)."""
-    if es_kind is None:
-        return i, train, None, test
-    try:
-        fit_rows, es_rows = train_test_split(
-            train,
-            test_size=EARLY_STOPPING_FRACTION,
-            stratify=y[train] if classifier else None,
-            random_state=int(seed),
-        )
-    except ValueError as e:
-        raise ValueError(
-            f"Cannot set aside {EARLY_STOPPING_FRACTION:.0%} of the {train.size} "
-            f"training rows of split {i} for early stopping: {e} Pass more rows, "
-            "or turn early stopping off."
-        ) from e
-    if classifier:
-        missing = np.setdiff1d(np.unique(y), y[fit_rows])
-        if missing.size:
-            raise ValueError(
-                f"After setting aside early-stopping rows, the training rows of "
-                f"split {i} lack classes {missing.tolist()}. Pass more rows per "
-                "class, or turn early stopping off."
-            )
-    return i, np.sort(fit_rows), np.sort(es_rows), test
-
-
-def _split_pipeline_params(pipe, params, routing):
-    """Per-step fit parameters of a Pipeline fitted step by step."""
-    names = [name for name, _ in pipe.steps]
-    if routing:
-        routed = process_routing(pipe, "fit", **params)
-        per_step = {}
-        for name, step in pipe.steps[:-1]:
-            if step is None or step == "passthrough":
-                continue
-            per_step[name] = dict(routed[name].fit_transform)
-        per_step[names[-1]] = dict(routed[names[-1]].fit)
-        return per_step
-    per_step = {name: {} for name in names}
-    for key, value in params.items():
-        name, sep, param = key.partition("__")
-        if not sep or name not in per_step:
-            raise ValueError(
-                f"Fit parameter {key!r} is not of the form 'step__parameter' for "
-                f"a step of the Pipeline {names}; prefix it with the step name."
-            )
-        per_step[name][param] = value
-    return per_step
-
-
-def _fit_estimator(est, X_fit, y_fit, params, es, routing):
-    """Fit ``est``; ``es`` is (kind, X_es, y_es, w_es) or None."""
-    if es is None:
-        est.fit(X_fit, y_fit, **params)
-        return
-    kind, X_es, y_es, w_es = es
-    if isinstance(est, Pipeline):
-        # Fit the steps before the booster, then hand it the transformed
-        # early-stopping rows, which Pipeline.fit cannot do.
-        per_step = _split_pipeline_params(est, params, routing)
-        for name, step in est.steps[:-1]:
-            if step is None or step == "passthrough":
-                continue
-            X_fit = step.fit_transform(X_fit, y_fit, **per_step.get(name, {}))
-            X_es = step.transform(X_es)
-        final, params = est.steps[-1][1], per_step[est.steps[-1][0]]
-    else:
-        final = est
-    es_params = kind.early_stopping_fit_params(
-        final, X_es, y_es, sample_weight=w_es, fit_params=params
-    )
-    final.fit(X_fit, y_fit, **params, **es_params)
-
-
-def _input_columns(pre, n_out, n_in, names_in):
-    """Index of the input feature behind each column the booster sees."""
-    try:
-        names_out = [str(n) for n in pre.get_feature_names_out()]
-    except (AttributeError, NotFittedError, ValueError, TypeError):
-        names_out = None
-    if names_out is None:
-        if n_out == n_in:
-            return np.arange(n_in)
-        detail = f"{n_out} columns without names"
-    else:
-        names = (
-            [str(n) for n in names_in]
-            if names_in is not None
-            else [f"x{i}" for i in range(n_in)]
-        )
-        position = {name: i for i, name in enumerate(names)}
-        index = []
-        for name in names_out:
-            if name not in position:
-                name = name.partition("__")[2]  # ColumnTransformer's prefix
-            index.append(position.get(name, -1))
-        index = np.asarray(index, dtype=np.int64)
-        if (
-            index.size == n_in
-            and index.min(initial=0) >= 0
-            and np.array_equal(np.sort(index), np.arange(n_in))
-        ):
-            return index
-        detail = f"columns {names_out[:6]}{'...' if n_out > 6 else ''}"
-    raise ValueError(
-        f"The Pipeline's steps before the booster turn the {n_in} input features "
-        f"into {detail}, which do not map one-to-one to the input features. "
-        "TreeInnerSelector scores and selects input features, so those steps must "
-        "keep one column per feature (imputers, scalers, OrdinalEncoder). Use the "
-        "booster's native categorical support instead of one-hot encoding, or "
-        "select on the transformed data."
-    )
-
-
-def _score(est, X, y, weight, attribution, n_in, names_in, verbose=0):
-    """TreeInner of every input feature on the rows (X, y)."""
-    if isinstance(est, Pipeline) and len(est.steps) > 1:
-        pre, model = est[:-1], est.steps[-1][1]
-        Xt = pre.transform(X)
-        raw = tree_inner(
-            model, Xt, y, attribution=attribution, sample_weight=weight, verbose=verbose
-        )
-        scores = np.zeros(n_in)
-        scores[_input_columns(pre, raw.size, n_in, names_in)] = raw
-        return scores
-    model = _final_step(est)
-    return tree_inner(
-        model, X, y, attribution=attribution, sample_weight=weight, verbose=verbose
-    )
-
-
-def _write(bar, line: str) -> None:
-    """Print ``line`` to stderr without breaking a tqdm bar in progress."""
-    write = getattr(bar, "write", None)
-    if write is not None:
-        write(line, file=sys.stderr)
-    else:
-        print(line, file=sys.stderr, flush=True)
-
-
-def _set_threads(est, threads):
-    final = _final_step(est)
-    params = final.get_params(deep=False)
-    if "n_jobs" in params:
-        current = params["n_jobs"]
-        if current is None or current <= 0 or current > threads:
-            final.set_params(n_jobs=threads)
-
-
-def _fit_and_score(
-    base,
-    X,
-    y,
-    weight,
-    job,
-    booster_params,
-    weight_key,
-    es_kind,
-    routing,
-    attribution,
-    threads,
-    n_in,
-    names_in,
-    inner_verbose=0,
-):
-    """Fit a clone on one split's training rows and score its held-out rows.
-
-    Returns the split's index, the fitted clone, its scores and the seconds
-    it took.
-    """
-    start = time.perf_counter()
-    index, train, es_rows, test = job
-    est = clone(base)
-    if threads is not None:
-        _set_threads(est, threads)
-    params = _check_method_params(X, booster_params, train)
-    es = None
-    if es_rows is not None:
-        w_all = booster_params.get(weight_key)
-        es = (
-            es_kind,
-            _safe_indexing(X, es_rows),
-            y[es_rows],
-            None if w_all is None else np.asarray(w_all)[es_rows],
-        )
-    w_test = None if weight is None else weight[test]
-    with threadpool_limits(limits=threads):
-        _fit_estimator(est, _safe_indexing(X, train), y[train], params, es, routing)
-        scores = _score(
-            est,
-            _safe_indexing(X, test),
-            y[test],
-            w_test,
-            attribution,
-            n_in,
-            names_in,
-            inner_verbose,
-        )
-    return index, est, scores, time.perf_counter() - start
-
-
-def _threshold_value(scores, threshold) -> float:
-    """Read ``threshold`` as a number, as SelectFromModel does."""
-    if callable(threshold):
-        value = threshold(scores)
-    elif isinstance(threshold, str):
-        text = threshold.replace(" ", "")
-        scale, star, reference = text.rpartition("*")
-        references = {"mean": np.mean, "median": np.median}
-        if reference not in references:
-            raise ValueError(
-                f"threshold={threshold!r} is not understood; use a number, "
-                "'mean', 'median' or a scaled one such as '1.25*mean'."
-            )
-        try:
-            factor = float(scale) if star else 1.0
-        except ValueError as e:
-            raise ValueError(
-                f"threshold={threshold!r}: the scale {scale!r} is not a number; "
-                "write it like '1.25*mean'."
-            ) from e
-        value = factor * references[reference](scores)
-    else:
-        value = threshold
-    value = float(value)
-    if np.isnan(value):
-        raise ValueError(f"threshold evaluated to NaN from {threshold!r}.")
-    return value

@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._dataframe import is_pandas_df, is_polars_df
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_consistent_length,
+    column_or_1d,
+    validate_data,
+)
 
-__all__ = ["check_sample_weight", "check_target_values"]
+__all__ = [
+    "check_fit_input",
+    "check_sample_weight",
+    "check_target_suits_estimator",
+    "check_target_values",
+]
 
 
 def check_target_values(y, n_samples: int) -> np.ndarray:
@@ -51,3 +64,62 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError("sample_weight must be finite and non-negative.")
     return w
+
+
+def check_fit_input(estimator, X, y, sample_weight):
+    """Validate an estimator's X, y and weights as scikit-learn does; frames stay."""
+    if y is None:
+        raise ValueError(
+            f"This {type(estimator).__name__} estimator requires y to be passed, "
+            "but the target y is None. TreeInner scores features against "
+            "the target of the held-out rows."
+        )
+    if is_pandas_df(X) or is_polars_df(X):
+        validate_data(estimator, X, skip_check_array=True, reset=True)
+    else:
+        X = validate_data(
+            estimator,
+            X,
+            accept_sparse="csr",
+            dtype=None,
+            ensure_all_finite="allow-nan",
+            reset=True,
+        )
+    y = column_or_1d(y, warn=True)
+    check_consistent_length(X, y)
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        bad = np.flatnonzero(~np.isfinite(y))
+        raise ValueError(
+            f"y contains {bad.size} NaN or infinite value(s) (first at rows "
+            f"{bad[:5].tolist()}); drop those rows or impute the target "
+            "before fitting."
+        )
+    weight = None
+    if sample_weight is not None:
+        weight = _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True
+        )
+    return X, y, weight
+
+
+def check_target_suits_estimator(y, classifier: bool, final):
+    """Refuse a target that does not suit the estimator, before any fit."""
+    kind = type_of_target(y, input_name="y", raise_unknown=True)
+    if classifier:
+        if kind not in ("binary", "multiclass"):
+            raise ValueError(
+                f"{type(final).__name__} is a classifier, but y is a {kind} target "
+                f"(e.g. {y[:3].tolist()}). Pass a regressor as estimator, or bin y "
+                "into class labels."
+            )
+        if np.unique(y).size < 2:
+            raise ValueError(
+                f"y holds 1 class ({np.unique(y).tolist()}); a classifier needs "
+                "at least two."
+            )
+    elif y.dtype.kind not in "biuf":
+        raise ValueError(
+            f"{type(final).__name__} is a regressor, but y has dtype {y.dtype} "
+            f"(e.g. {y[:3].tolist()}). Pass numbers, or a classifier as estimator."
+        )
+    return y

@@ -202,6 +202,90 @@ def test_threshold_ranking_and_max_features():
     np.testing.assert_array_equal(sel.support_, s > 0)
 
 
+def _one_feature(X):
+    return 1
+
+
+def test_set_params_reselects_without_refitting():
+    # As SelectFromModel: the cut-off is a function of the fitted scores, so
+    # changing threshold or max_features after fit re-selects at once.
+    X, y = make_data()
+    sel = TreeInnerSelector(small_reg(), cv=2, random_state=0).fit(X, y)
+    s, fitted = sel.scores_.copy(), sel.estimators_
+    for threshold in ["mean", -1e9, 0.5 * s.max(), lambda v: np.median(v)]:
+        sel.set_params(threshold=threshold)
+        assert sel.estimators_ is fitted  # no refit
+        np.testing.assert_array_equal(sel.scores_, s)
+        expected = TreeInnerSelector(
+            small_reg(), cv=2, random_state=0, threshold=threshold
+        ).fit(X, y)
+        assert sel.threshold_ == pytest.approx(expected.threshold_)
+        np.testing.assert_array_equal(sel.get_support(), expected.get_support())
+        assert sel.transform(X).shape[1] == int(expected.support_.sum())
+    sel.set_params(threshold=-np.inf, max_features=2)
+    np.testing.assert_array_equal(
+        sel.get_support(indices=True), np.sort(np.argsort(-s)[:2])
+    )
+    sel.set_params(max_features=0.5)
+    assert sel.support_.sum() == 3
+    # A bad cut-off set after fit fails when used, with the fit-time message.
+    sel.set_params(threshold="x*mean")
+    with pytest.raises(ValueError, match="is not a number"):
+        sel.get_support()
+    # A callable max_features is evaluated on fit's X: a new one needs a fit.
+    sel.set_params(threshold=-np.inf, max_features=lambda X: 1).fit(X, y)
+    assert sel.max_features_ == 1 and sel.support_.sum() == 1
+    sel.set_params(max_features=lambda X: 2)
+    with pytest.raises(NotFittedError, match="new callable after fit"):
+        sel.get_support()
+    # Pickling keeps the fitted callable recognised as the one fit saw.
+    sel.set_params(max_features=_one_feature).fit(X, y)
+    np.testing.assert_array_equal(
+        pickle.loads(pickle.dumps(sel)).get_support(), sel.get_support()
+    )
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("0", 0),
+        ("1", 1),
+        ("6", 6),
+        ("0.5", 0.5),
+        ("1.0", 1.0),
+        ("-1", None),
+        ("1.5", None),
+        ("0.0", None),
+        ("nan", None),
+        ("two", None),
+    ],
+)
+def test_cli_reads_max_features_as_the_selector_does(text, value):
+    # One home for the cut-off: the CLI's parser accepts exactly the numbers
+    # the selector's parameter validation accepts.
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from skl_treeinner._cutoff import parse_max_features
+
+    X, y = make_data(n=120)
+    if value is None:
+        with pytest.raises(ValueError, match="neither a number of features"):
+            parse_max_features(text)
+        try:
+            number = int(text)
+        except ValueError:
+            number = float(text) if text != "two" else text
+        with pytest.raises(InvalidParameterError):
+            TreeInnerSelector(small_reg(), max_features=number).fit(X, y)
+    else:
+        parsed = parse_max_features(text)
+        assert parsed == value and type(parsed) is type(value)
+        sel = TreeInnerSelector(small_reg(), max_features=parsed).fit(X, y)
+        assert sel.max_features_ == (
+            value if isinstance(value, int) else int(6 * value)
+        )
+
+
 def test_ranking_is_stable_under_ties():
     X, y = make_data(n=200, p=4)
     X[:, 2:] = 0.0  # constant columns: never split on, score exactly 0

@@ -1,0 +1,466 @@
+"""Cross-fitting: fit the booster on each split's training rows, score the rest.
+
+:class:`~skl_treeinner.TreeInnerSelector` describes the work once, as a
+:class:`CrossFitPlan` (the booster, the rows, the fit parameters with metadata
+routing already resolved) and one :class:`SplitJob` per split (which rows fit,
+which stop early, which are scored); :func:`run_splits` runs the jobs, in
+parallel if asked. Everything is at module level so that joblib can pickle it.
+Library knowledge (how a booster is told to stop early) comes from the reader
+registry, never from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+from joblib import cpu_count, effective_n_jobs
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import (
+    GroupShuffleSplit,
+    KFold,
+    ShuffleSplit,
+    StratifiedKFold,
+    StratifiedShuffleSplit,
+    check_cv,
+    train_test_split,
+)
+from sklearn.pipeline import Pipeline
+from sklearn.utils import _safe_indexing
+from sklearn.utils.metadata_routing import process_routing
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import _check_method_params
+from threadpoolctl import threadpool_limits
+
+from ._importance import tree_inner
+from ._progress import progress
+from ._readers import SUPPORTED_MODELS, ModelReader, reader_class
+
+__all__ = [
+    "EARLY_STOPPING_FRACTION",
+    "CrossFitPlan",
+    "SplitJob",
+    "check_supported",
+    "early_stopping_reader",
+    "final_step",
+    "make_jobs",
+    "make_splits",
+    "pipeline_step_params",
+    "run_splits",
+    "score_features",
+]
+
+#: Fraction of each training part set aside for early stopping, when the
+#: booster is configured to stop early and needs rows to stop on.
+EARLY_STOPPING_FRACTION = 0.1
+
+
+@dataclass(frozen=True)
+class SplitJob:
+    """The rows of one split."""
+
+    #: Position of the split, 0-based.
+    index: int
+    #: Rows the booster is fitted on.
+    train: np.ndarray
+    #: Held-out rows the features are scored on.
+    test: np.ndarray
+    #: Rows set aside from ``train``'s part for early stopping, or ``None``.
+    early_stopping: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class CrossFitPlan:
+    """What every split shares: the booster, the rows, and how to fit and score."""
+
+    #: The unfitted booster (or Pipeline ending in one), cloned per split.
+    estimator: object
+    #: All rows, as given to ``fit``.
+    X: object
+    #: The target the booster is fitted on (classes encoded 0..K-1).
+    y: np.ndarray
+    #: Weights of the inner product on the held-out rows, or ``None``.
+    sample_weight: np.ndarray | None
+    #: The booster's fit parameters, one entry per row where they are
+    #: row-aligned (split with the rows); routing already resolved.
+    fit_params: dict
+    #: The key of ``fit_params`` that holds the booster's sample weights.
+    weight_key: str
+    #: The reader class that hands early-stopping rows to the library, or None.
+    early_stopping: type[ModelReader] | None
+    #: For a Pipeline that stops early: the fit parameters of each step.
+    step_params: dict | None
+    #: ``"predecomp"`` or ``"treeshap"``.
+    attribution: str
+    #: Number and names of the input features (scores are mapped back to them).
+    n_features_in: int
+    feature_names_in: np.ndarray | None
+    #: Threads per booster when splits run in parallel, else ``None``.
+    threads: int | None = None
+    #: Verbosity of each split's own scoring (TreeSHAP progress).
+    verbose: int = 0
+
+
+# -- what to fit -------------------------------------------------------------------
+def final_step(estimator):
+    """Return the booster at the end of ``estimator`` (itself if no Pipeline)."""
+    if isinstance(estimator, Pipeline):
+        return estimator.steps[-1][1]
+    return estimator
+
+
+def check_supported(estimator):
+    """Return the booster at the end of ``estimator``; TypeError if unsupported."""
+    final = final_step(estimator)
+    try:
+        supported = reader_class(final) is not None
+    except ImportError as e:  # a registered reader that is not installed
+        raise TypeError(
+            f"TreeInnerSelector cannot read {type(final).__qualname__} models in "
+            f"this installation: {e}. Supported models: {SUPPORTED_MODELS}."
+        ) from e
+    if not supported:
+        where = " at the end of the Pipeline" if final is not estimator else ""
+        raise TypeError(
+            f"TreeInnerSelector cannot score a {type(final).__module__}."
+            f"{type(final).__qualname__}{where}: TreeInner reads the trees of a "
+            f"gradient-boosted model. Pass one of: {SUPPORTED_MODELS}; or a "
+            "Pipeline ending in one; or estimator=None for XGBoost."
+        )
+    return final
+
+
+def weight_key(estimator, routing: bool) -> str:
+    """Name the fit parameter under which the booster gets sample weights."""
+    if isinstance(estimator, Pipeline) and not routing:
+        return f"{estimator.steps[-1][0]}__sample_weight"
+    return "sample_weight"
+
+
+def early_stopping_reader(final, fit_params) -> type[ModelReader] | None:
+    """Return the reader that hands early-stopping rows to ``final``, or None."""
+    reader = reader_class(final)
+    return reader if reader.early_stopping_rows_needed(final, fit_params) else None
+
+
+def pipeline_step_params(pipe, params, routing: bool) -> dict:
+    """Per-step fit parameters of a Pipeline fitted step by step."""
+    names = [name for name, _ in pipe.steps]
+    if routing:
+        routed = process_routing(pipe, "fit", **params)
+        per_step = {}
+        for name, step in pipe.steps[:-1]:
+            if step is None or step == "passthrough":
+                continue
+            per_step[name] = dict(routed[name].fit_transform)
+        per_step[names[-1]] = dict(routed[names[-1]].fit)
+        return per_step
+    per_step = {name: {} for name in names}
+    for key, value in params.items():
+        name, sep, param = key.partition("__")
+        if not sep or name not in per_step:
+            raise ValueError(
+                f"Fit parameter {key!r} is not of the form 'step__parameter' for "
+                f"a step of the Pipeline {names}; prefix it with the step name."
+            )
+        per_step[name][param] = value
+    return per_step
+
+
+# -- which rows --------------------------------------------------------------------
+def make_splits(
+    X, y, *, cv, validation_fraction, classifier, groups, split_params, seed
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Return the checked (train, test) index pairs of ``cv``."""
+    n = y.shape[0]
+    if cv is None:
+        if groups is not None:
+            splitter = GroupShuffleSplit(
+                1, test_size=validation_fraction, random_state=seed
+            )
+            split_params = {"groups": groups}
+        else:
+            cls = StratifiedShuffleSplit if classifier else ShuffleSplit
+            splitter = cls(1, test_size=validation_fraction, random_state=seed)
+        what = f"validation_fraction={validation_fraction}"
+    elif isinstance(cv, Integral):
+        cls = StratifiedKFold if classifier else KFold
+        splitter = cls(cv, shuffle=True, random_state=seed)
+        what = f"cv={cv}"
+    else:
+        splitter = check_cv(cv, y, classifier=classifier)
+        what = f"cv={cv!r}"
+    try:
+        splits = [
+            (np.asarray(train), np.asarray(test))
+            for train, test in splitter.split(X, y, **split_params)
+        ]
+    except ValueError as e:
+        raise ValueError(
+            f"Cannot split the {n} rows as {what} asks: {e} Pass more rows "
+            "(at least a few per class and per split), or fewer splits."
+        ) from e
+    if not splits:
+        raise ValueError(f"{what} produced no (train, test) split.")
+    classes = np.unique(y) if classifier else None
+    for i, (train, test) in enumerate(splits):
+        if train.size == 0 or test.size == 0:
+            raise ValueError(
+                f"Split {i} has {train.size} training and {test.size} held-out "
+                f"rows; each needs at least one. Pass more rows than the "
+                f"{n} given, or fewer splits."
+            )
+        if classifier:
+            held = np.unique(y[test])
+            if held.size < 2:
+                raise ValueError(
+                    f"The held-out rows of split {i} hold a single class "
+                    f"({held.tolist()}), so TreeInner cannot tell features "
+                    "apart on them. Use a stratified split (cv=None or an int "
+                    "cv stratify for classifiers) or more rows per class."
+                )
+            missing = np.setdiff1d(classes, y[train])
+            if missing.size:
+                raise ValueError(
+                    f"The training rows of split {i} lack the classes (as "
+                    f"encoded 0..K-1) {missing.tolist()}; the booster must "
+                    "see every class. Use a stratified split or more rows "
+                    "per class."
+                )
+    return splits
+
+
+def make_jobs(splits, *, y, classifier, early_stopping, seeds) -> list[SplitJob]:
+    """One job per split, with early-stopping rows carved out of its training part.
+
+    With ``early_stopping`` (the plan's reader, or None for no early stopping),
+    ``EARLY_STOPPING_FRACTION`` of each training part, stratified for
+    classifiers and seeded by that split's ``seeds`` entry, stops the booster.
+    """
+    jobs = []
+    for i, ((train, test), seed) in enumerate(zip(splits, seeds, strict=True)):
+        if early_stopping is None:
+            jobs.append(SplitJob(i, train, test))
+            continue
+        try:
+            fit_rows, es_rows = train_test_split(
+                train,
+                test_size=EARLY_STOPPING_FRACTION,
+                stratify=y[train] if classifier else None,
+                random_state=int(seed),
+            )
+        except ValueError as e:
+            raise ValueError(
+                f"Cannot set aside {EARLY_STOPPING_FRACTION:.0%} of the "
+                f"{train.size} training rows of split {i} for early stopping: "
+                f"{e} Pass more rows, or turn early stopping off."
+            ) from e
+        if classifier:
+            missing = np.setdiff1d(np.unique(y), y[fit_rows])
+            if missing.size:
+                raise ValueError(
+                    f"After setting aside early-stopping rows, the training rows "
+                    f"of split {i} lack classes {missing.tolist()}. Pass more "
+                    "rows per class, or turn early stopping off."
+                )
+        jobs.append(SplitJob(i, np.sort(fit_rows), test, np.sort(es_rows)))
+    return jobs
+
+
+# -- fitting and scoring -----------------------------------------------------------
+def _fit(est, plan: CrossFitPlan, job: SplitJob) -> None:
+    """Fit ``est`` on the job's training rows, stopping early on its own rows."""
+    X, y = plan.X, plan.y
+    X_fit, y_fit = _safe_indexing(X, job.train), y[job.train]
+    params = _check_method_params(X, plan.fit_params, job.train)
+    if job.early_stopping is None:
+        est.fit(X_fit, y_fit, **params)
+        return
+    rows = job.early_stopping
+    X_es, y_es = _safe_indexing(X, rows), y[rows]
+    w_all = plan.fit_params.get(plan.weight_key)
+    w_es = None if w_all is None else np.asarray(w_all)[rows]
+    final = est
+    if isinstance(est, Pipeline):
+        # Fit the steps before the booster, then hand it the transformed
+        # early-stopping rows, which Pipeline.fit cannot do.
+        per_step = {
+            name: _check_method_params(X, step_params, job.train)
+            for name, step_params in plan.step_params.items()
+        }
+        for name, step in est.steps[:-1]:
+            if step is None or step == "passthrough":
+                continue
+            X_fit = step.fit_transform(X_fit, y_fit, **per_step.get(name, {}))
+            X_es = step.transform(X_es)
+        final, params = est.steps[-1][1], per_step[est.steps[-1][0]]
+    es_params = plan.early_stopping.early_stopping_fit_params(
+        final, X_es, y_es, sample_weight=w_es, fit_params=params
+    )
+    final.fit(X_fit, y_fit, **params, **es_params)
+
+
+def _input_columns(pre, n_out, n_in, names_in):
+    """Index of the input feature behind each column the booster sees."""
+    try:
+        names_out = [str(n) for n in pre.get_feature_names_out()]
+    except (AttributeError, NotFittedError, ValueError, TypeError):
+        names_out = None
+    if names_out is None:
+        if n_out == n_in:
+            return np.arange(n_in)
+        detail = f"{n_out} columns without names"
+    else:
+        names = (
+            [str(n) for n in names_in]
+            if names_in is not None
+            else [f"x{i}" for i in range(n_in)]
+        )
+        position = {name: i for i, name in enumerate(names)}
+        index = []
+        for name in names_out:
+            if name not in position:
+                name = name.partition("__")[2]  # ColumnTransformer's prefix
+            index.append(position.get(name, -1))
+        index = np.asarray(index, dtype=np.int64)
+        if (
+            index.size == n_in
+            and index.min(initial=0) >= 0
+            and np.array_equal(np.sort(index), np.arange(n_in))
+        ):
+            return index
+        detail = f"columns {names_out[:6]}{'...' if n_out > 6 else ''}"
+    raise ValueError(
+        f"The Pipeline's steps before the booster turn the {n_in} input features "
+        f"into {detail}, which do not map one-to-one to the input features. "
+        "TreeInnerSelector scores and selects input features, so those steps must "
+        "keep one column per feature (imputers, scalers, OrdinalEncoder). Use the "
+        "booster's native categorical support instead of one-hot encoding, or "
+        "select on the transformed data."
+    )
+
+
+def score_features(
+    est,
+    X,
+    y,
+    *,
+    sample_weight,
+    attribution,
+    n_features_in,
+    feature_names_in,
+    verbose=0,
+):
+    """TreeInner of every input feature of the fitted ``est`` on the rows (X, y)."""
+    kwargs = {
+        "attribution": attribution,
+        "sample_weight": sample_weight,
+        "verbose": verbose,
+    }
+    if isinstance(est, Pipeline) and len(est.steps) > 1:
+        pre, model = est[:-1], est.steps[-1][1]
+        raw = tree_inner(model, pre.transform(X), y, **kwargs)
+        scores = np.zeros(n_features_in)
+        columns = _input_columns(pre, raw.size, n_features_in, feature_names_in)
+        scores[columns] = raw
+        return scores
+    return tree_inner(final_step(est), X, y, **kwargs)
+
+
+def _set_threads(est, threads):
+    final = final_step(est)
+    params = final.get_params(deep=False)
+    if "n_jobs" in params:
+        current = params["n_jobs"]
+        if current is None or current <= 0 or current > threads:
+            final.set_params(n_jobs=threads)
+
+
+def fit_and_score(plan: CrossFitPlan, job: SplitJob):
+    """Fit a clone on one split's training rows and score its held-out rows.
+
+    Returns the split's index, the fitted clone, its scores and the seconds
+    it took.
+    """
+    start = time.perf_counter()
+    est = clone(plan.estimator)
+    if plan.threads is not None:
+        _set_threads(est, plan.threads)
+    w_test = None if plan.sample_weight is None else plan.sample_weight[job.test]
+    with threadpool_limits(limits=plan.threads):
+        _fit(est, plan, job)
+        scores = score_features(
+            est,
+            _safe_indexing(plan.X, job.test),
+            plan.y[job.test],
+            sample_weight=w_test,
+            attribution=plan.attribution,
+            n_features_in=plan.n_features_in,
+            feature_names_in=plan.feature_names_in,
+            verbose=plan.verbose,
+        )
+    return job.index, est, scores, time.perf_counter() - start
+
+
+def _write(bar, line: str) -> None:
+    """Print ``line`` to stderr without breaking a tqdm bar in progress."""
+    write = getattr(bar, "write", None)
+    if write is not None:
+        write(line, file=sys.stderr)
+    else:
+        print(line, file=sys.stderr, flush=True)
+
+
+def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
+    """Fit and score every split, in parallel if asked; results in split order.
+
+    Returns the fitted estimators and the (n_splits, n_features) scores.
+    ``name`` prefixes the progress bar and lines (the selector's class name).
+    """
+    n_workers = min(effective_n_jobs(n_jobs), len(jobs))
+    plan = dataclasses.replace(
+        plan,
+        threads=max(1, cpu_count() // n_workers) if n_workers > 1 else None,
+        verbose=(
+            verbose
+            if verbose > 1 and plan.attribution == "treeshap" and n_workers == 1
+            else 0
+        ),
+    )
+    # Unordered: the bar advances as soon as any split finishes; the
+    # results are put back in split order below.
+    parallel = Parallel(
+        n_jobs=n_workers,
+        return_as="generator_unordered" if n_workers > 1 else "generator",
+    )
+    results = parallel(delayed(fit_and_score)(plan, job) for job in jobs)
+    bar = progress(
+        results,
+        total=len(jobs),
+        desc=f"{name}: fitting and scoring",
+        verbose=verbose,
+        unit="split",
+    )
+    done = {}
+    for i, est, split_scores, seconds in bar:
+        done[i] = (est, split_scores)
+        if verbose > 1:
+            job = jobs[i]
+            fitted_on = f"{job.train.size} rows" + (
+                f" (+{job.early_stopping.size} for early stopping)"
+                if job.early_stopping is not None
+                else ""
+            )
+            _write(
+                bar,
+                f"[{name}] split {i + 1}/{len(jobs)}: fitted on {fitted_on}, "
+                f"scored on {job.test.size} held-out rows, {seconds:.1f}s",
+            )
+    estimators = [done[i][0] for i in range(len(jobs))]
+    scores = [done[i][1] for i in range(len(jobs))]
+    return estimators, np.vstack(scores)

@@ -1,0 +1,164 @@
+"""The cut-off: which features to keep, from fitted scores alone.
+
+Pure functions of the scores and the selector's ``threshold`` and
+``max_features``, so that :class:`~skl_treeinner.TreeInnerSelector`
+re-selects on ``set_params`` without refitting (as ``SelectFromModel`` does),
+and the command line parses its options into exactly what the selector takes.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    RealNotInt,
+    validate_parameter_constraints,
+)
+
+__all__ = [
+    "MAX_FEATURES_CONSTRAINTS",
+    "THRESHOLD_CONSTRAINTS",
+    "parse_max_features",
+    "parse_threshold",
+    "rank",
+    "resolve_max_features",
+    "select",
+    "threshold_value",
+]
+
+#: What ``threshold`` may be: a number, "mean", "median", "1.25*mean", a callable.
+THRESHOLD_CONSTRAINTS = [Real, str, callable]
+#: What ``max_features`` may be: a count, a fraction in (0, 1], a callable on X.
+MAX_FEATURES_CONSTRAINTS = [
+    Interval(Integral, 0, None, closed="left"),
+    Interval(RealNotInt, 0, 1, closed="right"),
+    callable,
+    None,
+]
+
+
+def threshold_value(scores, threshold) -> float:
+    """Read ``threshold`` as a number, as SelectFromModel does.
+
+    A string is ``"mean"``, ``"median"`` or a scaled one such as
+    ``"1.25*mean"`` of ``scores``; a callable receives ``scores``.
+    """
+    if callable(threshold):
+        value = threshold(scores)
+    elif isinstance(threshold, str):
+        text = threshold.replace(" ", "")
+        scale, star, reference = text.rpartition("*")
+        references = {"mean": np.mean, "median": np.median}
+        if reference not in references:
+            raise ValueError(
+                f"threshold={threshold!r} is not understood; use a number, "
+                "'mean', 'median' or a scaled one such as '1.25*mean'."
+            )
+        try:
+            factor = float(scale) if star else 1.0
+        except ValueError as e:
+            raise ValueError(
+                f"threshold={threshold!r}: the scale {scale!r} is not a number; "
+                "write it like '1.25*mean'."
+            ) from e
+        value = factor * references[reference](scores)
+    else:
+        value = threshold
+    value = float(value)
+    if np.isnan(value):
+        raise ValueError(f"threshold evaluated to NaN from {threshold!r}.")
+    return value
+
+
+def resolve_max_features(max_features, n_features: int, X=None) -> int | None:
+    """Turn ``max_features`` into a count of features (``None``: no limit).
+
+    A fraction keeps ``max(1, int(fraction * n_features))``; a callable is
+    called on ``X`` (so it needs the fitted X) and must return an int in
+    [0, n_features].
+    """
+    k = max_features
+    if k is None:
+        return None
+    if callable(k):
+        k = k(X)
+        if not isinstance(k, Integral) or not 0 <= k <= n_features:
+            raise ValueError(
+                f"max_features(X) must return an int in [0, {n_features}], got {k!r}."
+            )
+        return int(k)
+    if isinstance(k, Real) and not isinstance(k, Integral):
+        return max(1, int(k * n_features))
+    if k > n_features:
+        raise ValueError(
+            f"max_features={k} is larger than the {n_features} features of X; "
+            f"pass at most {n_features}, a fraction in (0, 1], or None."
+        )
+    return int(k)
+
+
+def rank(scores) -> np.ndarray:
+    """Rank of each score, 1 for the largest; ties ranked in column order."""
+    order = np.argsort(-np.asarray(scores), kind="mergesort")
+    ranking = np.empty(order.size, dtype=np.int64)
+    ranking[order] = np.arange(1, order.size + 1)
+    return ranking
+
+
+def select(scores, threshold: float, max_count: int | None) -> np.ndarray:
+    """Keep the features scoring strictly above ``threshold``, at most ``max_count``.
+
+    Of the features above the threshold, the best-ranked ``max_count`` are
+    kept (ties in column order). Returns a boolean mask.
+    """
+    scores = np.asarray(scores)
+    support = scores > threshold
+    if max_count is not None:
+        order = np.argsort(-scores, kind="mergesort")
+        support[order[max_count:]] = False
+    return support
+
+
+def parse_threshold(text: str):
+    """Read a threshold written as text: a number, or as :func:`threshold_value`.
+
+    Raises ``ValueError`` with :func:`threshold_value`'s message otherwise.
+    """
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    threshold_value(np.zeros(1), text)  # raises on what it cannot read
+    return text
+
+
+def parse_max_features(text: str):
+    """Read ``max_features`` written as text: an int count or a fraction in (0, 1].
+
+    Accepts exactly the numbers the selector's ``max_features`` accepts
+    (:data:`MAX_FEATURES_CONSTRAINTS`); raises ``ValueError`` otherwise.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+    try:
+        if value is None:
+            raise InvalidParameterError(text)
+        validate_parameter_constraints(
+            {"max_features": MAX_FEATURES_CONSTRAINTS},
+            {"max_features": value},
+            caller_name="TreeInnerSelector",
+        )
+    except InvalidParameterError:
+        raise ValueError(
+            f"{text!r} is neither a number of features (an integer, 0 or more) "
+            "nor a fraction of them in (0, 1]"
+        ) from None
+    return value
