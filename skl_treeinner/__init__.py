@@ -16,10 +16,10 @@ The numerical core of paper 000 (Sun, AISTATS 2023):
 
 from ._attribution import predecomp
 from ._ensemble import TreeEnsemble
-from ._global import global_importance
-from ._importance import tree_inner
+from ._global_importance import global_importance
 from ._readers import read_model
 from ._selector import TreeInnerSelector
+from ._tree_inner import tree_inner
 
 
 def read_ensemble(model) -> TreeEnsemble:

@@ -37,9 +37,9 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_method_params
 from threadpoolctl import threadpool_limits
 
-from ._importance import tree_inner
 from ._progress import progress
 from ._readers import SUPPORTED_MODELS, ModelReader, reader_class
+from ._tree_inner import tree_inner
 
 __all__ = [
     "EARLY_STOPPING_FRACTION",

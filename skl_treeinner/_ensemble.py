@@ -8,7 +8,7 @@ library means adding a reader and nothing else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -62,8 +62,6 @@ class TreeEnsemble:
         Number of columns of X the model expects.
     feature_names : tuple of str or None
         Column names the model was trained with, if it knows them.
-    source : str
-        Short description of where the ensemble came from (for messages).
 
     Notes
     -----
@@ -86,7 +84,6 @@ class TreeEnsemble:
     objective: Objective
     n_features: int
     feature_names: tuple[str, ...] | None = None
-    source: str = field(default="", repr=False)
 
     def __post_init__(self) -> None:
         n_nodes = self.value.shape[0]

@@ -17,10 +17,10 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._importance import _check_attribution, _tree_inner
 from ._optional import import_optional
 from ._readers import read_model
 from ._readers._base import feature_names_of
+from ._tree_inner import _check_attribution, _tree_inner
 
 __all__ = ["plot_score_path", "plot_scores", "score_spread"]
 

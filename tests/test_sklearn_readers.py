@@ -25,10 +25,8 @@ from sklearn.model_selection import train_test_split
 
 from skl_treeinner import predecomp, read_ensemble, tree_inner
 from skl_treeinner._readers import read_model
-from skl_treeinner._readers._sklearn import (
-    GradientBoostingReader,
-    HistGradientBoostingReader,
-)
+from skl_treeinner._readers._sklearn import HistGradientBoostingReader
+from skl_treeinner._readers._sklearn_gb import GradientBoostingReader
 from skl_treeinner.exceptions import IdentityWarning
 
 N = 300

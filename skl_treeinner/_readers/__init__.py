@@ -79,7 +79,7 @@ LIBRARIES: tuple[Library, ...] = (
         "scikit-learn GradientBoosting",
         "sklearn.ensemble",
         ("GradientBoostingRegressor", "GradientBoostingClassifier"),
-        "._sklearn:GradientBoostingReader",
+        "._sklearn_gb:GradientBoostingReader",
         "scikit-learn's GradientBoostingRegressor/Classifier",
         # Its log-loss leaves are line-searched: Prop. 3 only approximately.
         buildable=False,

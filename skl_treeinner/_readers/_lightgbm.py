@@ -140,7 +140,7 @@ def _zero_root_gradient(objective: obj.Objective, params: dict[str, str]) -> boo
     )
 
 
-def _learning_rate_from_gain(t, value, gain, left, right, cover, node_lam, lam):
+def _learning_rate_from_gain(t, value, gain, *, left, right, cover, node_lam, lam):
     """α from the split gains of inner nodes ``t`` and their shrunk values p̂.
 
     With w = p̂ / α = -G / (H + λ_node), the gain G_l²/(H_l+λ_l) +
@@ -430,7 +430,14 @@ class LightGBMReader(ModelReader):
             t = np.flatnonzero(left[: offsets[min(k, n_trees)]] >= 0)
             if t.size and gain[t].sum() > 0:
                 first_lr = _learning_rate_from_gain(
-                    t, value, gain, left, right, cover, node_lam, lam
+                    t,
+                    value,
+                    gain,
+                    left=left,
+                    right=right,
+                    cover=cover,
+                    node_lam=node_lam,
+                    lam=lam,
                 )
                 if abs(first_lr / learning_rate - 1) > 1e-4:
                     tree_lr[: min(k, n_trees)] = first_lr
@@ -469,7 +476,6 @@ class LightGBMReader(ModelReader):
             objective=objective,
             n_features=int(header["max_feature_idx"]) + 1,
             feature_names=None if names == auto else tuple(names),
-            source=f"lightgbm {header.get('objective', '')}",
         )
 
     @staticmethod

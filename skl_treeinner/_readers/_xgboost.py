@@ -105,10 +105,6 @@ def _intercept(base_score: str, objective_name: str, n_outputs: int) -> np.ndarr
     return values
 
 
-def _flag(value: str) -> float:
-    return float(value) if value not in ("", None) else 0.0
-
-
 class _NodeStats:
     """Per-node statistics of all trees, to recover p̂, λ and α exactly.
 
@@ -403,7 +399,6 @@ class XGBoostReader(ModelReader):
             objective=objective,
             n_features=int(lmp["num_feature"]),
             feature_names=None if names is None else tuple(names),
-            source=f"xgboost {objective_name(config)}",
         )
 
     def total_gain(self) -> np.ndarray:  # noqa: D102

@@ -11,34 +11,41 @@ backend with a reader gets every method.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
 from scipy.special import expit, softmax
-from sklearn.utils import check_random_state
 
-from ._importance import (
+from ._readers import read_model
+from ._tree_inner import (
     _check_attribution,
     _tree_inner_predecomp,
     _tree_inner_treeshap,
 )
-from ._readers import read_model
-from ._readers._base import slice_rows
+from ._unbiased_gain import unbiased_gain
 
 __all__ = ["global_importance", "METHODS"]
 
-#: Methods of :func:`global_importance`, in the order the docstring lists them.
-METHODS = (
-    "tree_inner",
-    "forest_inner",
-    "abs",
-    "total_gain",
-    "permutation",
-    "unbiased_gain",
-)
-# Methods built on a per-tree attribution r_{m,k}; the others take none.
-_WITH_ATTRIBUTION = ("tree_inner", "forest_inner", "abs")
-_WITH_REPEATS = {"permutation": 1, "unbiased_gain": 10}
+
+@dataclass(frozen=True)
+class _Method:
+    """How :func:`global_importance` computes one method (the table ``_METHODS``).
+
+    ``compute(reader, X, y, w)`` returns the scores from rows already checked
+    by the reader; methods with ``n_repeats`` also take ``random_state`` and
+    ``n_repeats`` as keywords.
+    """
+
+    #: The method, or its PreDecomp form for methods built on an attribution.
+    compute: Callable
+    #: Its TreeSHAP form; ``None`` for methods that use no attribution.
+    compute_treeshap: Callable | None = None
+    #: Default repeats of a random method; ``None`` for a deterministic one.
+    n_repeats: int | None = None
+    #: The booster's own in-sample number: X and y are only checked, if given.
+    in_sample: bool = False
 
 
 def global_importance(
@@ -231,61 +238,56 @@ def global_importance(
     >>> bool(np.allclose(in_sample, gain, rtol=1e-5))
     True
     """
-    if method not in METHODS:
+    spec = _METHODS.get(method)
+    if spec is None:
         raise ValueError(
             f"method={method!r} is not supported; choose one of {list(METHODS)}."
         )
     _check_attribution(attribution)
-    if attribution != "predecomp" and method not in _WITH_ATTRIBUTION:
+    if attribution != "predecomp" and spec.compute_treeshap is None:
+        with_attribution = [m for m, s in _METHODS.items() if s.compute_treeshap]
         raise ValueError(
             f"method={method!r} uses no per-tree attribution, so "
             f"attribution={attribution!r} would be ignored. Drop the attribution "
-            f"argument, or use one of {list(_WITH_ATTRIBUTION)}."
+            f"argument, or use one of {with_attribution}."
         )
-    if n_repeats is not None and method not in _WITH_REPEATS:
+    if n_repeats is not None and spec.n_repeats is None:
+        with_repeats = [m for m, s in _METHODS.items() if s.n_repeats]
         raise ValueError(
-            f"n_repeats applies only to methods {list(_WITH_REPEATS)}, not to "
+            f"n_repeats applies only to methods {with_repeats}, not to "
             f"method={method!r}, which is deterministic. Drop n_repeats."
         )
-    if method in _WITH_REPEATS:
+    if spec.n_repeats is not None:
         if n_repeats is None:
-            n_repeats = _WITH_REPEATS[method]
+            n_repeats = spec.n_repeats
         if not isinstance(n_repeats, numbers.Integral) or n_repeats < 1:
             raise ValueError(
                 f"n_repeats must be a positive integer, got {n_repeats!r}."
             )
     reader = read_model(model)
-
-    if method == "total_gain":
-        if sample_weight is not None:
-            raise ValueError(
-                "method='total_gain' is the booster's own in-sample gain, fixed at "
-                "training time: sample_weight cannot apply. Drop sample_weight (the "
-                "training weights are already in it)."
-            )
-        if X is not None:
-            X, n, _, _ = reader.rows(X)
-        if y is not None:
-            reader.check_target(y, n if X is not None else np.asarray(y).shape[0])
-        return reader.total_gain()
-
+    if spec.in_sample:
+        return spec.compute(reader, X, y, sample_weight)
     X, _, y, w = reader.rows(X, y, sample_weight)
-    treeshap = attribution == "treeshap"
-    if method == "tree_inner":
-        if treeshap:
-            return _tree_inner_treeshap(reader, X, y, w)
-        return _tree_inner_predecomp(reader, X, y, w)
-    if method == "forest_inner":
-        if treeshap:
-            return _forest_inner_treeshap(reader, X, y, w)
-        return _forest_inner_predecomp(reader, X, y, w)
-    if method == "abs":
-        if treeshap:
-            return _abs_treeshap(reader, X, w)
-        return _abs_predecomp(reader, X, w)
-    if method == "permutation":
-        return _permutation(reader, X, y, w, random_state, n_repeats)
-    return _unbiased_gain(reader, X, y, w, random_state, n_repeats)
+    compute = spec.compute_treeshap if attribution == "treeshap" else spec.compute
+    if spec.n_repeats is None:
+        return compute(reader, X, y, w)
+    return compute(reader, X, y, w, random_state=random_state, n_repeats=n_repeats)
+
+
+# -- total gain --------------------------------------------------------------------
+def _total_gain(reader, X, y, sample_weight):
+    """Return the booster's own total gain; X and y, if given, are checked."""
+    if sample_weight is not None:
+        raise ValueError(
+            "method='total_gain' is the booster's own in-sample gain, fixed at "
+            "training time: sample_weight cannot apply. Drop sample_weight (the "
+            "training weights are already in it)."
+        )
+    if X is not None:
+        X, n, _, _ = reader.rows(X)
+    if y is not None:
+        reader.check_target(y, n if X is not None else np.asarray(y).shape[0])
+    return reader.total_gain()
 
 
 # -- ForestInner and Abs -----------------------------------------------------------
@@ -337,7 +339,7 @@ def _forest_inner_treeshap(reader, X, y, w):
     return scores
 
 
-def _abs_predecomp(reader, X, w):
+def _abs_predecomp(reader, X, y, w):  # y: checked, unused
     """Σ_m Σ_i w_i |f_{m,k}(x_i)|: |path table| against per-leaf weight sums."""
     ens = reader.ensemble
     leaf_weight = np.zeros(ens.n_nodes)
@@ -350,7 +352,7 @@ def _abs_predecomp(reader, X, w):
     return scores.reshape(ens.n_outputs, ens.n_features).sum(axis=0)
 
 
-def _abs_treeshap(reader, X, w):
+def _abs_treeshap(reader, X, y, w):  # y: checked, unused
     """Σ_r Σ_i w_i |φ_{r,k}(x_i)| over rounds r, summed over outputs."""
     ens = reader.ensemble
     scores = np.zeros(ens.n_features)
@@ -417,7 +419,7 @@ def _natural_score(objective, y):
     )
 
 
-def _permutation(reader, X, y, w, random_state, n_repeats):
+def _permutation(reader, X, y, w, *, random_state, n_repeats):
     from sklearn.inspection import permutation_importance
 
     if sparse.issparse(X) or callable(getattr(X, "num_row", None)):
@@ -443,150 +445,14 @@ def _permutation(reader, X, y, w, random_state, n_repeats):
     return result.importances_mean
 
 
-# -- unbiased gain -----------------------------------------------------------------
-def _staged_gradient_hessian(ens, leaves, y):
-    """Gradient and hessian at the margin before every tree, each (rows, n_trees).
-
-    The margin before the trees of boosting iteration r is the intercept plus
-    all trees of earlier iterations, per output (as in
-    :meth:`TreeEnsemble.iteration_gradients`).
-    """
-    margin = ens.iteration_margins(leaves)
-    objective = ens.objective
-    try:
-        hess = objective.hessian(margin, y)
-    except NotImplementedError as e:
-        raise ValueError(
-            f"method='unbiased_gain' needs the hessian of the {objective.name!r} "
-            "objective, which is not implemented. Use method='tree_inner', which "
-            "needs gradients only."
-        ) from e
-    return ens.per_tree(objective.gradient(margin, y)), ens.per_tree(hess)
-
-
-def _memberships(parent, leaves):
-    """Every (row, node) pair with the row inside the node: leaves and ancestors.
-
-    Returns ``rows`` and ``nodes`` (int64, same length), one pair per row and
-    node on the row's path in every tree, found by walking up all paths at
-    once, one depth level per step.
-    """
-    n_rows_, n_trees = leaves.shape
-    rows_out = []
-    nodes_out = []
-    rows = np.repeat(np.arange(n_rows_), n_trees)
-    nodes = leaves.ravel()
-    while nodes.size:
-        rows_out.append(rows)
-        nodes_out.append(nodes)
-        nodes = parent[nodes]
-        keep = nodes >= 0
-        rows, nodes = rows[keep], nodes[keep]
-    return np.concatenate(rows_out), np.concatenate(nodes_out)
-
-
-def _allocate(rng, chunk_counts, sizes, n_repeats):
-    """Split each node's sample size over row chunks, as a uniform draw would.
-
-    A uniform draw of s rows out of the N rows in a node takes a
-    multivariate-hypergeometric number of them from each chunk; drawn one
-    chunk after the other (vectorised over nodes), it is a sequence of
-    hypergeometric draws. Returns an array (n_repeats, n_chunks, 2, n_nodes).
-    """
-    n_chunks = len(chunk_counts)
-    shape = (n_repeats, n_chunks) + sizes.shape
-    if n_chunks == 1:
-        return np.broadcast_to(sizes, shape)
-    out = np.zeros(shape, dtype=np.int64)
-    remaining = np.broadcast_to(sizes, (n_repeats,) + sizes.shape).copy()
-    population = np.sum(chunk_counts, axis=0)
-    for c, counts in enumerate(chunk_counts):
-        good = np.broadcast_to(counts, remaining.shape)
-        bad = np.broadcast_to(population - counts, remaining.shape)
-        out[:, c] = rng.hypergeometric(good, bad, remaining)
-        remaining -= out[:, c]
-        population = population - counts
-    return out
-
-
-def _unbiased_gain(reader, X, y, w, random_state, n_repeats):
-    """Σ over splits on k of Eq. 5 (times 2n), averaged over n_repeats draws."""
-    ens = reader.ensemble
-    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
-    rng = np.random.default_rng(seed)
-    n_nodes = ens.n_nodes
-    inner = np.flatnonzero(~ens.is_leaf)
-    left, right = ens.children_left[inner], ens.children_right[inner]
-    parent = ens.parent
-    # Training gradient sums from p̂ = -α G / (H + λ) (Eq. 7).
-    train_g = -ens.value * (ens.cover + ens.reg_lambda)
-    train_g /= ens.learning_rate[ens.node_tree]
-
-    # Pass 1: how many given rows reach every node, per chunk of rows.
-    chunk_counts, bounds = [], []
-    for start, stop, _, leaves in reader.iter_leaves(X):
-        pairs = _memberships(parent, leaves)
-        chunk_counts.append(np.bincount(pairs[1], minlength=n_nodes))
-        bounds.append((start, stop))
-        if len(bounds) == 1:
-            routed = leaves, pairs  # reused below when there is one chunk
-        else:
-            routed = None  # route again rather than keep every chunk's leaves
-    counts = np.sum(chunk_counts, axis=0)
-    k = np.minimum(counts[left], counts[right])
-    # Each node is drawn from twice: as the parent I of its own split (role 0)
-    # and as a child of its parent's split (role 1); both with that split's k.
-    sizes = np.zeros((2, n_nodes), dtype=np.int64)
-    sizes[0, inner] = k
-    sizes[1, left] = k
-    sizes[1, right] = k
-    alloc = _allocate(rng, chunk_counts, sizes, n_repeats)
-
-    # Pass 2: draw the rows and sum their gradients and hessians.
-    grad_sum = np.zeros((n_repeats, 2, n_nodes))
-    hess_sum = np.zeros((n_repeats, 2, n_nodes))
-    for c, (start, stop) in enumerate(bounds):
-        if routed is None:
-            leaves = reader.apply(slice_rows(X, start, stop))
-            rows, nodes = _memberships(parent, leaves)
-        else:
-            leaves, (rows, nodes) = routed
-        grad, hess = _staged_gradient_hessian(ens, leaves, y[start:stop])
-        # Pairs sorted by node, so that each node's rows are one block.
-        by_node = np.argsort(nodes, kind="stable")
-        rows, nodes = rows[by_node], nodes[by_node]
-        tree = ens.node_tree[nodes]
-        g, h = grad[rows, tree], hess[rows, tree]
-        if w is not None:
-            g *= w[start + rows]
-            h *= w[start + rows]
-        rank_base = np.arange(nodes.size) - np.searchsorted(nodes, nodes)
-        for rep in range(n_repeats):
-            for role in (0, 1):
-                # Shuffle within each block (keys node + u/2 stay inside the
-                # block); the first s rows of a shuffled block are the draw.
-                key = rng.random(nodes.size)
-                key *= 0.5
-                key += nodes
-                order = np.argsort(key, kind="stable")
-                take = order[rank_base < alloc[rep, c, role][nodes]]
-                grad_sum[rep, role] += np.bincount(
-                    nodes[take], weights=g[take], minlength=n_nodes
-                )
-                hess_sum[rep, role] += np.bincount(
-                    nodes[take], weights=h[take], minlength=n_nodes
-                )
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = grad_sum / hess_sum  # G'/H', (n_repeats, 2, n_nodes)
-        gain = (
-            train_g[left] * ratio[:, 1, left]
-            + train_g[right] * ratio[:, 1, right]
-            - train_g[inner] * ratio[:, 0, inner]
-        )
-    gain[:, k == 0] = 0.0
-    gain[~np.isfinite(gain)] = 0.0
-    scores = np.bincount(
-        ens.feature[inner], weights=gain.mean(axis=0), minlength=ens.n_features
-    )
-    return scores
+#: Every method of :func:`global_importance`, in the order its docstring lists them.
+_METHODS: dict[str, _Method] = {
+    "tree_inner": _Method(_tree_inner_predecomp, _tree_inner_treeshap),
+    "forest_inner": _Method(_forest_inner_predecomp, _forest_inner_treeshap),
+    "abs": _Method(_abs_predecomp, _abs_treeshap),
+    "total_gain": _Method(_total_gain, in_sample=True),
+    "permutation": _Method(_permutation, n_repeats=1),
+    "unbiased_gain": _Method(unbiased_gain, n_repeats=10),
+}
+#: The names of the methods.
+METHODS = tuple(_METHODS)
