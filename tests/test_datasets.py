@@ -473,3 +473,184 @@ def test_unbiased_gain_example_errors():
         make_unbiased_gain_example(0)
     with pytest.raises(TypeError, match="must be an int"):
         make_unbiased_gain_example("1000")
+
+
+# ------------------------------------------ parameter validation, all five
+
+# The public generators, each with arguments that make it cheap to call.
+PUBLIC = {
+    "make_paper_simulation": (make_paper_simulation, (), {"n_samples": 20}),
+    "make_semi_synthetic": (make_semi_synthetic, (RAND_20x4,), {"n_relevant": 1}),
+    "load_semi_synthetic": (load_semi_synthetic, ("wine",), {}),
+    "make_cardinality_simulation": (make_cardinality_simulation, (), {"n_samples": 20}),
+    "make_unbiased_gain_example": (make_unbiased_gain_example, (), {"n_samples": 20}),
+}
+N_SAMPLES = ["make_paper_simulation", "make_cardinality_simulation"]
+N_SAMPLES += ["make_unbiased_gain_example"]
+TASKED = ["make_paper_simulation", "make_semi_synthetic", "load_semi_synthetic"]
+
+
+def _call(name, **kwargs):
+    func, args, defaults = PUBLIC[name]
+    return func(*args, **{**defaults, **kwargs})
+
+
+def test_make_paper_simulation_refuses_float_n_samples():
+    # it used to be rounded down by int(): 20.7 rows gave 20
+    with pytest.raises(TypeError, match=r"n_samples must be an int, got 20\.7"):
+        make_paper_simulation(n_samples=20.7)
+
+
+def test_make_paper_simulation_refuses_too_few_rows():
+    with pytest.raises(ValueError, match="must be at least 2; the noise level"):
+        make_paper_simulation(n_samples=1)
+
+
+@pytest.mark.parametrize("name", N_SAMPLES)
+@pytest.mark.parametrize(
+    "n_samples", [20.7, 20.0, np.float64(20.0), True, False, "20", None]
+)
+def test_n_samples_must_be_an_int_not_a_bool(name, n_samples):
+    with pytest.raises(TypeError, match="n_samples must be an int"):
+        _call(name, n_samples=n_samples)
+
+
+@pytest.mark.parametrize("name", N_SAMPLES)
+def test_n_samples_accepts_numpy_integers(name):
+    X, y, relevant = _call(name, n_samples=np.int64(20), random_state=0)
+    X_int, y_int, _ = _call(name, n_samples=20, random_state=0)
+    assert len(y) == 20
+    np.testing.assert_array_equal(X, X_int)
+    np.testing.assert_array_equal(y, y_int)
+
+
+@pytest.mark.parametrize("name", N_SAMPLES)
+@pytest.mark.parametrize("n_samples", [0, -5])
+def test_n_samples_below_the_minimum_is_refused(name, n_samples):
+    with pytest.raises(ValueError, match=rf"n_samples={n_samples} must be at least"):
+        _call(name, n_samples=n_samples)
+
+
+@pytest.mark.parametrize("name", TASKED)
+@pytest.mark.parametrize("task", ["ranking", "Regression", None, 1, ["regression"]])
+def test_unknown_task_is_refused(name, task):
+    with pytest.raises(ValueError, match=r"task=.* is not supported; choose one of"):
+        _call(name, task=task)
+
+
+@pytest.mark.parametrize("name", ["make_semi_synthetic", "load_semi_synthetic"])
+@pytest.mark.parametrize("n_relevant", [1.0, True, "1", None])
+def test_n_relevant_must_be_an_int_not_a_bool(name, n_relevant):
+    with pytest.raises(TypeError, match="n_relevant must be an int"):
+        _call(name, n_relevant=n_relevant)
+
+
+@pytest.mark.parametrize("name", list(PUBLIC))
+@pytest.mark.parametrize(
+    "random_state", ["0", -1, 2**32, 1.5, np.random.default_rng(0)]
+)
+def test_bad_random_state_is_refused(name, random_state):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(
+        InvalidParameterError, match=rf"'random_state' parameter of {name} must be"
+    ) as info:
+        _call(name, random_state=random_state)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError)
+
+
+@pytest.mark.parametrize("name", list(PUBLIC))
+def test_numpy_integer_random_state_is_accepted(name):
+    X, y, _ = _call(name, random_state=np.int64(3))
+    X_int, y_int, _ = _call(name, random_state=3)
+    np.testing.assert_array_equal(X, X_int)
+    np.testing.assert_array_equal(y, y_int)
+
+
+@pytest.mark.parametrize("name", [None, 3, ["wine"], "Wine", "load_wine"])
+def test_load_semi_synthetic_refuses_unknown_names(name):
+    with pytest.raises(ValueError, match=r"name=.* is not supported; choose one of"):
+        load_semi_synthetic(name)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"task": "survival"},
+        {"n_relevant": 2.0},
+        {"random_state": "0"},
+        {"name": "iris"},
+    ],
+)
+def test_load_semi_synthetic_checks_parameters_before_loading(monkeypatch, kwargs):
+    def no_loading():
+        raise AssertionError("the data were loaded before the parameters checked")
+
+    monkeypatch.setattr(sk_datasets, "load_wine", no_loading)
+    with pytest.raises((ValueError, TypeError)):
+        load_semi_synthetic(**{"name": "wine", **kwargs})
+
+
+def test_make_semi_synthetic_refuses_a_scalar_x():
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="'X' parameter.*array-like"):
+        make_semi_synthetic(5.0, n_relevant=1)
+
+
+@pytest.mark.parametrize("case", ["null", "power"])
+@pytest.mark.parametrize("alpha", ["0.2", None, [0.2]])
+def test_cardinality_alpha_must_be_a_number_in_both_cases(case, alpha):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="'alpha' parameter"):
+        make_cardinality_simulation(case, n_samples=20, alpha=alpha)
+
+
+@pytest.mark.parametrize("alpha", [float("nan"), float("inf"), -0.1])
+def test_cardinality_power_refuses_alpha_out_of_range(alpha):
+    with pytest.raises(ValueError, match="0 < alpha <= 0.5"):
+        make_cardinality_simulation("power", n_samples=20, alpha=alpha)
+
+
+def test_cardinality_alpha_accepts_numpy_floats():
+    a = make_cardinality_simulation(
+        "power", n_samples=50, alpha=np.float32(0.25), random_state=0
+    )
+    b = make_cardinality_simulation("power", n_samples=50, alpha=0.25, random_state=0)
+    np.testing.assert_array_equal(a[1], b[1])
+
+
+@pytest.mark.parametrize("as_frame", ["yes", 1, 0, None])
+def test_cardinality_as_frame_must_be_a_bool(as_frame):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="'as_frame' parameter"):
+        make_cardinality_simulation(n_samples=20, as_frame=as_frame)
+
+
+def test_cardinality_as_frame_accepts_numpy_bool():
+    X, _, _ = make_cardinality_simulation(
+        n_samples=20, as_frame=np.bool_(False), random_state=0
+    )
+    assert isinstance(X, np.ndarray)
+
+
+@pytest.mark.parametrize("value", [20.7, True])
+def test_unbiased_gain_example_refuses_positional_float_and_bool(value):
+    with pytest.raises(TypeError, match="n_samples must be an int"):
+        make_unbiased_gain_example(value)
+
+
+@pytest.mark.parametrize("name", list(PUBLIC))
+def test_validation_keeps_name_signature_and_docstring(name):
+    import inspect
+
+    from skl_treeinner import datasets
+
+    func = getattr(datasets, name)
+    assert func.__name__ == name
+    assert func.__module__.startswith("skl_treeinner.datasets.")
+    assert "\n    Examples\n    --------\n    >>> " in func.__doc__
+    assert inspect.signature(func) == inspect.signature(func.__wrapped__)
+    assert "random_state" in func._skl_parameter_constraints

@@ -1,0 +1,36 @@
+"""Data sets with a known ground truth, to check feature selection against.
+
+The generators return the features, the target and a boolean mask of the
+features the target truly depends on, so that any score of the features can be
+judged by how well it ranks the relevant ones first (ROC AUC of the scores
+against the mask, as in paper 000, Sec. 4).
+
+- :func:`make_paper_simulation`: the simulated data of paper 000, Sec. 4.1.
+- :func:`make_semi_synthetic`, :func:`load_semi_synthetic`: paper 000's
+  semi-synthetic protocol (Sec. 4.1, "Genomic ChIP Dataset") applied to any
+  real feature matrix, or to scikit-learn's bundled data sets.
+- :func:`make_cardinality_simulation`: the null and power cases of paper 003,
+  Sec. 5 (categorical noise with 10 to 100 levels).
+- :func:`make_unbiased_gain_example`: Example 1 of paper 002, Sec. 4.2.
+
+Every generator is seeded by ``random_state`` and returns ``X, y, relevant``.
+"""
+
+# In the order of the list above, which the API reference page follows (its
+# members are ordered as these imports are).
+# isort: off
+from ._simulation import make_paper_simulation
+from ._semi_synthetic import make_semi_synthetic
+from ._semi_synthetic import load_semi_synthetic
+from ._simulation import make_cardinality_simulation
+from ._simulation import make_unbiased_gain_example
+
+# isort: on
+
+__all__ = [
+    "load_semi_synthetic",
+    "make_cardinality_simulation",
+    "make_paper_simulation",
+    "make_semi_synthetic",
+    "make_unbiased_gain_example",
+]
