@@ -11,7 +11,6 @@ argparse's own usage errors exit with status 2.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import math
 import sys
@@ -21,29 +20,28 @@ from pathlib import Path
 
 import numpy as np
 
+from ._cli_data import (
+    MAX_AUTO_CLASSES,
+    OUT_DATA_SUFFIXES,
+    OUT_SUFFIXES,
+    PLOT_SUFFIXES,
+    CLIError,
+    check_columns,
+    cli_import,
+    data_kind,
+    one_line,
+    output_path,
+    prepare_features,
+    read_data,
+    task_of,
+)
 from ._cutoff import parse_max_features, parse_threshold, resolve_max_features
-from ._optional import import_optional
 from ._readers import DEFAULT_BOOSTER_PARAMS, LIBRARIES
+from ._report import format_table, score_table
 
 __all__ = ["main"]
 
 PROG = "skl-treeinner"
-
-#: File types ``select`` reads, by suffix.
-DATA_SUFFIXES = {
-    ".csv": "csv",
-    ".csv.gz": "csv",
-    ".tsv": "tsv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
-#: File types of ``--out`` (the score table) and ``--out-data`` (the data).
-OUT_SUFFIXES = (".csv", ".json")
-OUT_DATA_SUFFIXES = (".csv", ".parquet")
-PLOT_SUFFIXES = (".png", ".pdf", ".svg")
-#: An integer-valued numeric target with at most this many distinct values
-#: is taken as class labels by ``--task auto``.
-MAX_AUTO_CLASSES = 10
 
 #: Boosters ``--estimator`` builds, by key, with the names shown to users.
 ESTIMATORS = {lib.key: lib.label for lib in LIBRARIES if lib.buildable}
@@ -78,10 +76,6 @@ features scoring above 0. The table on stdout lists, per feature, the score,
 the standard deviation of the K per-fold scores (split sd), in how many
 folds it scored above 0, and whether it is selected.
 """
-
-
-class CLIError(Exception):
-    """A mistake of the user's, reported as one line on stderr."""
 
 
 # -- argument parsing --------------------------------------------------------------
@@ -372,27 +366,27 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 def _select(args) -> None:
     args.drop = [name for names in args.drop for name in names]
     data = Path(args.data)
-    kind = _data_kind(data)
-    out = _output_path(args.out, OUT_SUFFIXES, "--out", "the score table")
-    out_data = _output_path(
+    kind = data_kind(data)
+    out = output_path(args.out, OUT_SUFFIXES, "--out", "the score table")
+    out_data = output_path(
         args.out_data, OUT_DATA_SUFFIXES, "--out-data", "the selected data"
     )
-    plot = _output_path(args.plot, PLOT_SUFFIXES, "--plot", "the plot")
+    plot = output_path(args.plot, PLOT_SUFFIXES, "--plot", "the plot")
     if plot is not None:
-        _cli_import("matplotlib", "drawing --plot", "plot")
+        cli_import("matplotlib", "drawing --plot", "plot")
     if not data.exists():
         raise CLIError(f"{data}: no such file")
     if data.is_dir():
         raise CLIError(f"{data} is a folder; pass the data file itself")
-    pd = _cli_import("pandas", "reading DATA", "cli")
+    pd = cli_import("pandas", "reading DATA", "cli")
     if kind == "parquet":
-        _cli_import("pyarrow", "reading Parquet files", "cli")
+        cli_import("pyarrow", "reading Parquet files", "cli")
     if out_data is not None and out_data.suffix.lower() == ".parquet":
-        _cli_import("pyarrow", "writing Parquet files", "cli")
+        cli_import("pyarrow", "writing Parquet files", "cli")
 
-    frame = _read(pd, data, kind)
-    _check_columns(frame, [args.target], data, "--target")
-    _check_columns(frame, args.drop, data, "--drop")
+    frame = read_data(pd, data, kind)
+    check_columns(frame, [args.target], data, "--target")
+    check_columns(frame, args.drop, data, "--drop")
     if args.target in args.drop:
         raise CLIError(f"--drop {args.target!r} names the target; drop another one")
     y_col = frame[args.target]
@@ -409,8 +403,8 @@ def _select(args) -> None:
             f"{data} has no columns left besides the target {args.target!r}; "
             "TreeInner needs at least one feature"
         )
-    X = _prepare_features(pd, features, args.categorical, args.estimator)
-    task = _task(pd, y_col, args.task, args.target)
+    X = prepare_features(pd, features, args.categorical, ESTIMATORS[args.estimator])
+    task = task_of(pd, y_col, args.task, args.target)
     y = y_col.to_numpy()
     if task == "regression":
         y = y.astype(np.float64)
@@ -439,20 +433,20 @@ def _select(args) -> None:
     try:
         selector.fit(X, y)
     except ValueError as e:  # the selector's and the boosters' own messages
-        raise CLIError(_one_line(e)) from e
+        raise CLIError(one_line(e)) from e
     except Exception as e:  # LightGBMError is not a ValueError
         if type(e).__name__ != "LightGBMError":
             raise
-        raise CLIError(f"LightGBM: {_one_line(e)}") from e
+        raise CLIError(f"LightGBM: {one_line(e)}") from e
 
-    table = _score_table(selector)
+    table = score_table(selector)
     split_word = f"{args.cv}-fold cross-fitting" if args.cv > 1 else "one 50/50 split"
     print(
         f"{data.name}: {len(frame)} rows, {X.shape[1]} features; target "
         f"{args.target!r} ({task}); {ESTIMATORS[args.estimator]}, {split_word}, "
         f"{args.attribution}."
     )
-    print(_format_table(table))
+    print(format_table(table))
     names = [row["feature"] for row in table if row["selected"]]
     rule = f"score > {selector.threshold_:.6g}"
     if max_features is not None:
@@ -481,180 +475,6 @@ def _notice(args, text: str) -> None:
         print(f"{PROG}: {text}", file=sys.stderr)
 
 
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split())
-
-
-def _cli_import(module: str, purpose: str, extra: str):
-    """:func:`import_optional`, its ImportError reported as a one-line error."""
-    try:
-        return import_optional(module, extra=extra, purpose=purpose)
-    except ImportError as e:
-        raise CLIError(str(e)) from e
-
-
-def _suffix(path: Path | None) -> str:
-    if path is None:
-        return ""
-    name = path.name.lower()
-    for suffix in sorted(DATA_SUFFIXES, key=len, reverse=True):
-        if name.endswith(suffix):
-            return suffix
-    return path.suffix.lower()
-
-
-def _data_kind(path: Path) -> str:
-    suffix = _suffix(path)
-    if suffix not in DATA_SUFFIXES:
-        shown = suffix or "no suffix"
-        raise CLIError(
-            f"cannot read {path.name!r}: unsupported file type ({shown}); pass a "
-            f"{', '.join(DATA_SUFFIXES)} file (from pandas: "
-            "df.to_csv('data.csv', index=False))"
-        )
-    return DATA_SUFFIXES[suffix]
-
-
-def _output_path(value, suffixes, option, what) -> Path | None:
-    if value is None:
-        return None
-    path = Path(value)
-    if path.suffix.lower() not in suffixes:
-        raise CLIError(
-            f"{option} {value}: cannot tell how to write {what} from the suffix "
-            f"{path.suffix or '(none)'!r}; end the name with " + " or ".join(suffixes)
-        )
-    parent = path.parent
-    if not parent.is_dir():
-        raise CLIError(f"{option} {value}: the folder {str(parent)!r} does not exist")
-    return path
-
-
-def _read(pd, path: Path, kind: str):
-    try:
-        if kind == "parquet":
-            frame = pd.read_parquet(path)
-        else:
-            frame = pd.read_csv(path, sep="\t" if kind == "tsv" else ",")
-    except pd.errors.EmptyDataError as e:
-        raise CLIError(f"{path} is empty; it needs a header and rows") from e
-    except (ValueError, OSError, UnicodeDecodeError) as e:
-        # pandas' ParserError and pyarrow's ArrowInvalid are ValueErrors.
-        raise CLIError(f"cannot read {path} as {kind.upper()}: {_one_line(e)}") from e
-    if len(frame) == 0:
-        raise CLIError(f"{path} has a header but no rows")
-    frame.columns = [str(c) for c in frame.columns]
-    return frame
-
-
-def _check_columns(frame, names, path, option) -> None:
-    columns = list(frame.columns)
-    for name in names:
-        if name in columns:
-            continue
-        close = difflib.get_close_matches(name, columns, n=3, cutoff=0.6)
-        if not close:  # e.g. a different case
-            close = [c for c in columns if c.lower() == name.lower()]
-        hint = (
-            "did you mean " + " or ".join(repr(c) for c in close) + "?"
-            if close
-            else "the columns are "
-            + ", ".join(repr(c) for c in columns[:12])
-            + (f" and {len(columns) - 12} more" if len(columns) > 12 else "")
-        )
-        raise CLIError(f"{option} {name!r}: no such column in {path.name}; {hint}")
-
-
-def _prepare_features(pd, frame, categorical: bool, estimator: str):
-    """Return the features, text columns as categories if asked; else refuse."""
-    X = frame.copy()
-    text, dates = [], []
-    for name in X.columns:
-        col = X[name]
-        if isinstance(col.dtype, pd.CategoricalDtype):
-            text.append(name)
-        elif pd.api.types.is_bool_dtype(col.dtype):
-            X[name] = col.astype(np.float64) if col.isna().any() else col.astype(int)
-        elif pd.api.types.is_numeric_dtype(col.dtype):
-            if pd.api.types.is_complex_dtype(col.dtype):
-                raise CLIError(f"column {name!r} holds complex numbers; drop it")
-        elif (
-            pd.api.types.is_datetime64_any_dtype(col.dtype)
-            or isinstance(col.dtype, pd.PeriodDtype)
-            or pd.api.types.is_timedelta64_dtype(col.dtype)
-        ):
-            dates.append(name)
-        else:
-            text.append(name)
-    if dates:
-        raise CLIError(
-            f"column {dates[0]!r} holds dates or times, which the booster cannot "
-            "split on; turn it into numbers (e.g. a day count) in the file, or "
-            f"leave it out with --drop {' '.join(dates)}"
-        )
-    if text and not categorical:
-        name = text[0]
-        example = _first_text(pd, X[name])
-        others = (
-            f" (and {len(text) - 1} more: {', '.join(text[1:4])})"
-            if (len(text) > 1)
-            else ""
-        )
-        raise CLIError(
-            f"column {name!r}{others} holds text ({example}), which "
-            f"{ESTIMATORS[estimator]} cannot take as a number; pass --categorical "
-            f"to treat text columns as categories, or leave them out with "
-            f"--drop {' '.join(text)}"
-        )
-    for name in text:
-        if not isinstance(X[name].dtype, pd.CategoricalDtype):
-            X[name] = X[name].astype("category")
-    return X
-
-
-def _first_text(pd, col) -> str:
-    """Describe the first value of ``col`` that is not a number."""
-    values = col.to_numpy()
-    numbers = pd.to_numeric(col.astype("object"), errors="coerce")
-    bad = np.flatnonzero(numbers.isna().to_numpy() & col.notna().to_numpy())
-    if bad.size == 0:
-        return f"e.g. {values[0]!r}"
-    return f"e.g. {values[bad[0]]!r} in data row {bad[0] + 1}"
-
-
-def _task(pd, y, requested: str, name: str) -> str:
-    numeric = pd.api.types.is_numeric_dtype(y.dtype) and not (
-        pd.api.types.is_bool_dtype(y.dtype)
-    )
-    if requested == "regression":
-        if not numeric:
-            raise CLIError(
-                f"--task regression needs a numeric target, but {name!r} holds "
-                f"{_first_text(pd, y)}; use --task classification"
-            )
-        return requested
-    if requested == "classification":
-        if numeric:
-            values = y.to_numpy(dtype=np.float64)
-            fractional = values != np.round(values)
-            if fractional.any():
-                row = int(np.flatnonzero(fractional)[0])
-                raise CLIError(
-                    f"--task classification needs class labels, but {name!r} holds "
-                    f"fractions (e.g. {values[row]!r} in data row {row + 1}); use "
-                    "--task regression, or bin the target into classes"
-                )
-        return requested
-    if not numeric:
-        return "classification"
-    values = y.to_numpy(dtype=np.float64)
-    distinct = np.unique(values)
-    integral = np.all(np.isfinite(values)) and np.all(values == np.round(values))
-    if integral and distinct.size <= MAX_AUTO_CLASSES:
-        return "classification"
-    return "regression"
-
-
 def _make_estimator(args, classifier: bool):
     from ._readers import make_estimator
 
@@ -673,59 +493,6 @@ def _make_estimator(args, classifier: bool):
 
 
 # -- output ------------------------------------------------------------------------
-def _score_table(selector) -> list[dict]:
-    """One dict per feature, best first."""
-    names = [str(n) for n in selector.feature_names_in_]
-    split = selector.split_scores_
-    n_splits = split.shape[0]
-    spread = split.std(axis=0, ddof=1) if n_splits > 1 else None
-    rows = []
-    for j in np.argsort(selector.ranking_, kind="mergesort"):
-        rows.append(
-            {
-                "rank": int(selector.ranking_[j]),
-                "feature": names[j],
-                "score": float(selector.scores_[j]),
-                "split_sd": None if spread is None else float(spread[j]),
-                "positive_splits": int((split[:, j] > 0).sum()),
-                "n_splits": n_splits,
-                "selected": bool(selector.support_[j]),
-                "split_scores": [float(v) for v in split[:, j]],
-            }
-        )
-    return rows
-
-
-def _number_format(values):
-    """One format for a column of numbers, so that they line up."""
-    finite = [abs(v) for v in values if v is not None and math.isfinite(v)]
-    largest = max(finite, default=0.0)
-    if largest == 0.0:
-        return lambda v: f"{v:.1f}"
-    if largest >= 1e6 or largest < 1e-3:
-        return lambda v: f"{v:.4e}"
-    decimals = max(0, 4 - int(math.floor(math.log10(largest))))
-    return lambda v: f"{v:.{decimals}f}"
-
-
-def _format_table(table: list[dict]) -> str:
-    width = max(7, *(len(row["feature"]) for row in table))
-    score = _number_format([row["score"] for row in table])
-    spread = _number_format([row["split_sd"] for row in table])
-    lines = [
-        f"{'rank':>4}  {'feature':<{width}}  {'score':>11}  {'split sd':>11}  "
-        f"{'>0 in':>6}  selected"
-    ]
-    for row in table:
-        sd = "-" if row["split_sd"] is None else spread(row["split_sd"])
-        positive = f"{row['positive_splits']}/{row['n_splits']}"
-        lines.append(
-            f"{row['rank']:>4}  {row['feature']:<{width}}  {score(row['score']):>11}  "
-            f"{sd:>11}  {positive:>6}  {'yes' if row['selected'] else '-'}"
-        )
-    return "\n".join(lines)
-
-
 def _write_scores(pd, path: Path, table, selector, args, task) -> None:
     if path.suffix.lower() == ".json":
         document = {
@@ -743,7 +510,11 @@ def _write_scores(pd, path: Path, table, selector, args, task) -> None:
             ),
             "selected": [row["feature"] for row in table if row["selected"]],
             "features": [
-                {key: value for key, value in row.items() if key != "n_splits"}
+                {
+                    key: value
+                    for key, value in row.items()
+                    if key not in ("n_splits", "column", "score_se")
+                }
                 for row in table
             ],
         }

@@ -119,6 +119,7 @@ def run_demo(
     from sklearn.feature_selection import SelectFromModel
     from sklearn.metrics import roc_auc_score
 
+    from ._report import format_table, score_table
     from ._selector import TreeInnerSelector
 
     X, y, truth = make_demo_data(n_samples, seed)
@@ -132,8 +133,6 @@ def run_demo(
 
     scores, split_scores = selector.scores_, selector.split_scores_
     support = selector.support_
-    spread = split_scores.std(axis=0, ddof=1)
-    positive = (split_scores > 0).sum(axis=0)
     gain_rank = np.empty(gain.size, dtype=np.int64)
     gain_rank[np.argsort(-gain, kind="mergesort")] = np.arange(1, gain.size + 1)
     auc_inner = float(roc_auc_score(truth, scores))
@@ -161,26 +160,26 @@ def run_demo(
         "  and sums each feature's TreeInner on the rows each fold's model never "
         f"saw ({seconds:.1f}s);"
     )
-    print_fn("  it selects the features scoring > 0.")
+    print_fn(
+        "  it selects the features scoring > 0; s.e. is the score's standard "
+        "error over the folds."
+    )
     print_fn(
         "in-sample gain: SelectFromModel on the total gain of XGBoost fitted on all "
         "the rows;"
     )
     print_fn("  it selects the features above the mean gain.")
     print_fn("")
-    header = (
-        f"{'rank':>4}  {'feature':<7}  {'held-out score':>14}  {'split sd':>8}  "
-        f"{'>0 in':>5}  {'selected':<8}  {'gain rank':>9}  {'by gain':<7}  relevant"
+    table = format_table(
+        score_table(selector),
+        extra=[
+            ("gain rank", gain_rank),
+            ("by gain", np.where(gain_support, "yes", "-")),
+            ("relevant", np.where(truth, "RELEVANT", "")),
+        ],
     )
-    print_fn(header)
-    for rank, j in enumerate(np.argsort(-scores, kind="mergesort"), 1):
-        line = (
-            f"{rank:>4}  {'x' + str(j):<7}  {scores[j]:>14.1f}  {spread[j]:>8.1f}  "
-            f"{f'{positive[j]}/{CV}':>5}  {'yes' if support[j] else '-':<8}  "
-            f"{gain_rank[j]:>9}  {'yes' if gain_support[j] else '-':<7}  "
-            f"{'RELEVANT' if truth[j] else ''}"
-        )
-        print_fn(line.rstrip())
+    for line in table.splitlines():
+        print_fn(line)
     print_fn("")
     print_fn(f"Against the truth ({N_RELEVANT} relevant features):")
     print_fn(

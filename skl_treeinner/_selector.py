@@ -42,7 +42,11 @@ from sklearn.utils.validation import (
 from . import _crossfit, _cutoff
 from ._crossfit import EARLY_STOPPING_FRACTION
 from ._readers import default_estimator
-from ._validation import check_fit_input, check_target_suits_estimator
+from ._validation import (
+    check_fit_input,
+    check_prefit,
+    check_target_suits_estimator,
+)
 
 __all__ = ["EARLY_STOPPING_FRACTION", "TreeInnerSelector"]
 
@@ -430,28 +434,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         return plan, split_params
 
     def _score_prefit(self, X, y, weight, base):
-        if self.cv is not None:
-            raise ValueError(
-                f"cv={self.cv!r} cannot be used with prefit=True: a prefit "
-                "estimator is scored on all the rows given to fit. Set cv=None, "
-                "or prefit=False to let the selector fit one model per split."
-            )
-        try:
-            check_is_fitted(base)
-        except NotFittedError as e:
-            raise NotFittedError(
-                f"prefit=True, but the {type(base).__name__} is not fitted. Fit "
-                "it first on rows other than those you pass to "
-                f"{type(self).__name__}.fit (TreeInner must score held-out rows), "
-                "or set prefit=False to let the selector fit it."
-            ) from e
-        n_in = getattr(base, "n_features_in_", None)
-        if n_in is not None and n_in != self.n_features_in_:
-            raise ValueError(
-                f"The prefit {type(base).__name__} was trained on {n_in} features, "
-                f"but X has {self.n_features_in_}. Pass the columns it was trained "
-                "on, in the same order."
-            )
+        check_prefit(self, base)
         fitted = copy.deepcopy(base)
         scores = _crossfit.score_features(
             fitted,

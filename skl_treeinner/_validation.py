@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 from sklearn.utils._dataframe import is_pandas_df, is_polars_df
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_consistent_length,
+    check_is_fitted,
     column_or_1d,
     validate_data,
 )
 
 __all__ = [
     "check_fit_input",
+    "check_prefit",
     "check_sample_weight",
     "check_target_suits_estimator",
     "check_target_values",
@@ -123,3 +126,29 @@ def check_target_suits_estimator(y, classifier: bool, final):
             f"(e.g. {y[:3].tolist()}). Pass numbers, or a classifier as estimator."
         )
     return y
+
+
+def check_prefit(selector, base) -> None:
+    """Check that a prefit ``base`` can be scored by ``selector`` on its X."""
+    if selector.cv is not None:
+        raise ValueError(
+            f"cv={selector.cv!r} cannot be used with prefit=True: a prefit "
+            "estimator is scored on all the rows given to fit. Set cv=None, "
+            "or prefit=False to let the selector fit one model per split."
+        )
+    try:
+        check_is_fitted(base)
+    except NotFittedError as e:
+        raise NotFittedError(
+            f"prefit=True, but the {type(base).__name__} is not fitted. Fit "
+            "it first on rows other than those you pass to "
+            f"{type(selector).__name__}.fit (TreeInner must score held-out rows), "
+            "or set prefit=False to let the selector fit it."
+        ) from e
+    n_in = getattr(base, "n_features_in_", None)
+    if n_in is not None and n_in != selector.n_features_in_:
+        raise ValueError(
+            f"The prefit {type(base).__name__} was trained on {n_in} features, "
+            f"but X has {selector.n_features_in_}. Pass the columns it was trained "
+            "on, in the same order."
+        )

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._optional import import_optional
 from ._readers import read_model
 from ._readers._base import feature_names_of
+from ._report import score_standard_error
 from ._tree_inner import _check_attribution, _tree_inner
 
 __all__ = ["plot_score_path", "plot_scores", "score_spread"]
@@ -100,11 +101,7 @@ def score_spread(selector) -> np.ndarray | None:
     True
     """
     check_is_fitted(selector, _FITTED)
-    split_scores = np.asarray(selector.split_scores_, dtype=np.float64)
-    n_splits = split_scores.shape[0]
-    if n_splits < 2:
-        return None
-    return np.sqrt(n_splits) * split_scores.std(axis=0, ddof=1)
+    return score_standard_error(selector.split_scores_)
 
 
 def plot_scores(

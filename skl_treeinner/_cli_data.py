@@ -1,0 +1,220 @@
+"""The command line's data handling: reading DATA, checking columns and the target.
+
+Everything here reports a user's mistake as :class:`CLIError`, which
+``skl-treeinner`` prints as one line, ``skl-treeinner: error: ...``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import numpy as np
+
+from ._optional import import_optional
+
+__all__ = [
+    "CLIError",
+    "check_columns",
+    "cli_import",
+    "data_kind",
+    "one_line",
+    "output_path",
+    "prepare_features",
+    "read_data",
+    "task_of",
+]
+
+#: File types ``select`` reads, by suffix.
+DATA_SUFFIXES = {
+    ".csv": "csv",
+    ".csv.gz": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+#: File types of ``--out`` (the score table) and ``--out-data`` (the data).
+OUT_SUFFIXES = (".csv", ".json")
+OUT_DATA_SUFFIXES = (".csv", ".parquet")
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+#: An integer-valued numeric target with at most this many distinct values
+#: is taken as class labels by ``--task auto``.
+MAX_AUTO_CLASSES = 10
+
+
+class CLIError(Exception):
+    """A mistake of the user's, reported as one line on stderr."""
+
+
+def one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
+
+
+def cli_import(module: str, purpose: str, extra: str):
+    """:func:`import_optional`, its ImportError reported as a one-line error."""
+    try:
+        return import_optional(module, extra=extra, purpose=purpose)
+    except ImportError as e:
+        raise CLIError(str(e)) from e
+
+
+def suffix_of(path: Path | None) -> str:
+    if path is None:
+        return ""
+    name = path.name.lower()
+    for suffix in sorted(DATA_SUFFIXES, key=len, reverse=True):
+        if name.endswith(suffix):
+            return suffix
+    return path.suffix.lower()
+
+
+def data_kind(path: Path) -> str:
+    suffix = suffix_of(path)
+    if suffix not in DATA_SUFFIXES:
+        shown = suffix or "no suffix"
+        raise CLIError(
+            f"cannot read {path.name!r}: unsupported file type ({shown}); pass a "
+            f"{', '.join(DATA_SUFFIXES)} file (from pandas: "
+            "df.to_csv('data.csv', index=False))"
+        )
+    return DATA_SUFFIXES[suffix]
+
+
+def output_path(value, suffixes, option, what) -> Path | None:
+    if value is None:
+        return None
+    path = Path(value)
+    if path.suffix.lower() not in suffixes:
+        raise CLIError(
+            f"{option} {value}: cannot tell how to write {what} from the suffix "
+            f"{path.suffix or '(none)'!r}; end the name with " + " or ".join(suffixes)
+        )
+    parent = path.parent
+    if not parent.is_dir():
+        raise CLIError(f"{option} {value}: the folder {str(parent)!r} does not exist")
+    return path
+
+
+def read_data(pd, path: Path, kind: str):
+    try:
+        if kind == "parquet":
+            frame = pd.read_parquet(path)
+        else:
+            frame = pd.read_csv(path, sep="\t" if kind == "tsv" else ",")
+    except pd.errors.EmptyDataError as e:
+        raise CLIError(f"{path} is empty; it needs a header and rows") from e
+    except (ValueError, OSError, UnicodeDecodeError) as e:
+        # pandas' ParserError and pyarrow's ArrowInvalid are ValueErrors.
+        raise CLIError(f"cannot read {path} as {kind.upper()}: {one_line(e)}") from e
+    if len(frame) == 0:
+        raise CLIError(f"{path} has a header but no rows")
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def check_columns(frame, names, path, option) -> None:
+    columns = list(frame.columns)
+    for name in names:
+        if name in columns:
+            continue
+        close = difflib.get_close_matches(name, columns, n=3, cutoff=0.6)
+        if not close:  # e.g. a different case
+            close = [c for c in columns if c.lower() == name.lower()]
+        hint = (
+            "did you mean " + " or ".join(repr(c) for c in close) + "?"
+            if close
+            else "the columns are "
+            + ", ".join(repr(c) for c in columns[:12])
+            + (f" and {len(columns) - 12} more" if len(columns) > 12 else "")
+        )
+        raise CLIError(f"{option} {name!r}: no such column in {path.name}; {hint}")
+
+
+def prepare_features(pd, frame, categorical: bool, booster: str):
+    """Return the features, text columns as categories if asked; else refuse."""
+    X = frame.copy()
+    text, dates = [], []
+    for name in X.columns:
+        col = X[name]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            text.append(name)
+        elif pd.api.types.is_bool_dtype(col.dtype):
+            X[name] = col.astype(np.float64) if col.isna().any() else col.astype(int)
+        elif pd.api.types.is_numeric_dtype(col.dtype):
+            if pd.api.types.is_complex_dtype(col.dtype):
+                raise CLIError(f"column {name!r} holds complex numbers; drop it")
+        elif (
+            pd.api.types.is_datetime64_any_dtype(col.dtype)
+            or isinstance(col.dtype, pd.PeriodDtype)
+            or pd.api.types.is_timedelta64_dtype(col.dtype)
+        ):
+            dates.append(name)
+        else:
+            text.append(name)
+    if dates:
+        raise CLIError(
+            f"column {dates[0]!r} holds dates or times, which the booster cannot "
+            "split on; turn it into numbers (e.g. a day count) in the file, or "
+            f"leave it out with --drop {' '.join(dates)}"
+        )
+    if text and not categorical:
+        name = text[0]
+        example = first_text(pd, X[name])
+        others = (
+            f" (and {len(text) - 1} more: {', '.join(text[1:4])})"
+            if (len(text) > 1)
+            else ""
+        )
+        raise CLIError(
+            f"column {name!r}{others} holds text ({example}), which "
+            f"{booster} cannot take as a number; pass --categorical "
+            f"to treat text columns as categories, or leave them out with "
+            f"--drop {' '.join(text)}"
+        )
+    for name in text:
+        if not isinstance(X[name].dtype, pd.CategoricalDtype):
+            X[name] = X[name].astype("category")
+    return X
+
+
+def first_text(pd, col) -> str:
+    """Describe the first value of ``col`` that is not a number."""
+    values = col.to_numpy()
+    numbers = pd.to_numeric(col.astype("object"), errors="coerce")
+    bad = np.flatnonzero(numbers.isna().to_numpy() & col.notna().to_numpy())
+    if bad.size == 0:
+        return f"e.g. {values[0]!r}"
+    return f"e.g. {values[bad[0]]!r} in data row {bad[0] + 1}"
+
+
+def task_of(pd, y, requested: str, name: str) -> str:
+    numeric = pd.api.types.is_numeric_dtype(y.dtype) and not (
+        pd.api.types.is_bool_dtype(y.dtype)
+    )
+    if requested == "regression":
+        if not numeric:
+            raise CLIError(
+                f"--task regression needs a numeric target, but {name!r} holds "
+                f"{first_text(pd, y)}; use --task classification"
+            )
+        return requested
+    if requested == "classification":
+        if numeric:
+            values = y.to_numpy(dtype=np.float64)
+            fractional = values != np.round(values)
+            if fractional.any():
+                row = int(np.flatnonzero(fractional)[0])
+                raise CLIError(
+                    f"--task classification needs class labels, but {name!r} holds "
+                    f"fractions (e.g. {values[row]!r} in data row {row + 1}); use "
+                    "--task regression, or bin the target into classes"
+                )
+        return requested
+    if not numeric:
+        return "classification"
+    values = y.to_numpy(dtype=np.float64)
+    distinct = np.unique(values)
+    integral = np.all(np.isfinite(values)) and np.all(values == np.round(values))
+    if integral and distinct.size <= MAX_AUTO_CLASSES:
+        return "classification"
+    return "regression"
