@@ -6,6 +6,7 @@ import numpy as np
 from scipy import sparse
 
 from ._readers import read_model
+from ._validation import check_params
 
 __all__ = ["predecomp"]
 
@@ -83,6 +84,9 @@ def predecomp(model, X, *, return_bias=False):
     >>> bool(np.allclose(values.sum(axis=1) + bias, margin, atol=1e-5))
     True
     """
+    check_params(
+        "predecomp", {"return_bias": ["boolean"]}, {"return_bias": return_bias}
+    )
     reader = read_model(model)
     ens = reader.ensemble
     X, n, _, _ = reader.rows(X)

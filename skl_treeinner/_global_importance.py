@@ -25,6 +25,7 @@ from ._tree_inner import (
     _tree_inner_treeshap,
 )
 from ._unbiased_gain import unbiased_gain
+from ._validation import check_params
 
 __all__ = ["global_importance", "METHODS"]
 
@@ -264,6 +265,11 @@ def global_importance(
             raise ValueError(
                 f"n_repeats must be a positive integer, got {n_repeats!r}."
             )
+    check_params(
+        "global_importance",
+        {"random_state": ["random_state"]},
+        {"random_state": random_state},
+    )
     reader = read_model(model)
     if spec.in_sample:
         return spec.compute(reader, X, y, sample_weight)

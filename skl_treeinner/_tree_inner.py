@@ -8,6 +8,7 @@ from scipy import sparse
 from ._progress import progress
 from ._readers import read_model
 from ._readers._base import n_rows
+from ._validation import check_params
 
 __all__ = ["tree_inner"]
 
@@ -146,6 +147,11 @@ def tree_inner(
     True
     """
     _check_attribution(attribution)
+    check_params(
+        "tree_inner",
+        {"per_iteration": ["boolean"], "verbose": ["verbose"]},
+        {"per_iteration": per_iteration, "verbose": verbose},
+    )
     return _tree_inner(
         read_model(model),
         X,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._dataframe import is_pandas_df, is_polars_df
+from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -15,12 +16,24 @@ from sklearn.utils.validation import (
 )
 
 __all__ = [
+    "check_params",
     "check_fit_input",
     "check_prefit",
     "check_sample_weight",
     "check_target_suits_estimator",
     "check_target_values",
 ]
+
+
+def check_params(caller: str, constraints: dict, params: dict) -> None:
+    """Check a public function's scalar parameters as ``validate_params`` does.
+
+    Called first thing in the function rather than as a decorator, so that a
+    warning the function raises still points at the user's line. Raises
+    scikit-learn's ``InvalidParameterError`` (a ``ValueError`` and a
+    ``TypeError``) naming the parameter, what it may be and what it got.
+    """
+    validate_parameter_constraints(constraints, params, caller_name=caller)
 
 
 def check_target_values(y, n_samples: int) -> np.ndarray:

@@ -22,6 +22,7 @@ from ._readers import read_model
 from ._readers._base import feature_names_of
 from ._report import score_standard_error
 from ._tree_inner import _check_attribution, _tree_inner
+from ._validation import check_params
 
 __all__ = ["plot_score_path", "plot_scores", "score_spread"]
 
@@ -190,6 +191,11 @@ def plot_scores(
     'x0'
     """
     check_is_fitted(selector, _FITTED)
+    check_params(
+        "plot_scores",
+        {"sort": ["boolean"], "error_bars": ["boolean"]},
+        {"sort": sort, "error_bars": error_bars},
+    )
     top = _check_top(top)
     plt = _pyplot()
     from matplotlib.patches import Patch
@@ -353,6 +359,7 @@ def plot_score_path(
     True
     """
     _check_attribution(attribution)
+    check_params("plot_score_path", {"verbose": ["verbose"]}, {"verbose": verbose})
     top = _check_top(top)
     plt = _pyplot()
     reader = read_model(model)

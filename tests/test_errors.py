@@ -8,7 +8,7 @@ from conftest import assert_total_gain, fit, margin
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.exceptions import NotFittedError
 
-from skl_treeinner import predecomp, read_ensemble, tree_inner
+from skl_treeinner import global_importance, predecomp, read_ensemble, tree_inner
 from skl_treeinner.exceptions import IdentityWarning
 
 
@@ -197,3 +197,42 @@ def test_zero_rows(data):
     model, target = fit("multi:softprob", X, y)
     assert predecomp(model, X[:0]).shape == (0, 6, 3)
     np.testing.assert_array_equal(tree_inner(model, X[:0], target[:0]), 0.0)
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda m, X, y: tree_inner(m, X, y, per_iteration="yes"), "per_iteration"),
+        (lambda m, X, y: tree_inner(m, X, y, verbose=-1), "verbose"),
+        (lambda m, X, y: predecomp(m, X, return_bias=1.5), "return_bias"),
+        (
+            lambda m, X, y: global_importance(
+                m, X, y, method="permutation", random_state="seed"
+            ),
+            "random_state",
+        ),
+    ],
+)
+def test_public_functions_refuse_bad_scalar_parameters(data, call, name):
+    # validate_params-style checks, up front, naming the parameter.
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, y = data
+    model = xgb.XGBRegressor(n_estimators=3, max_depth=2).fit(X, y)
+    with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of"):
+        call(model, X, y)
+
+
+def test_identity_warning_points_at_the_callers_line(data):
+    # The parameter checks do not wrap the public functions, so the warning
+    # of a model that breaks Prop. 3 still names the user's file.
+    X, y = data
+    model = xgb.XGBRegressor(n_estimators=3, reg_alpha=1.0).fit(X, y)
+    for call in (
+        lambda: tree_inner(model, X, y),
+        lambda: predecomp(model, X),
+        lambda: global_importance(model, X, y, method="tree_inner"),
+    ):
+        with pytest.warns(IdentityWarning) as record:
+            call()
+        assert record[0].filename == __file__
