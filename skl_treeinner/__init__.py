@@ -17,7 +17,7 @@ The numerical core of paper 000 (Sun, AISTATS 2023):
 from ._attribution import predecomp
 from ._ensemble import TreeEnsemble
 from ._global_importance import global_importance
-from ._readers import read_model
+from ._readers import SUPPORTED_MODELS, read_model
 from ._selector import TreeInnerSelector
 from ._tree_inner import tree_inner
 
@@ -28,10 +28,8 @@ def read_ensemble(model) -> TreeEnsemble:
     Parameters
     ----------
     model : fitted booster
-        XGBoost (``Booster``, ``XGBRegressor``, ``XGBClassifier``), LightGBM
-        (``Booster``, ``LGBMRegressor``, ``LGBMClassifier``) or scikit-learn
-        (``HistGradientBoostingRegressor/Classifier``,
-        ``GradientBoostingRegressor/Classifier``).
+        A fitted model of a supported library: ``SUPPORTED_MODELS`` lists
+        them (XGBoost, LightGBM, scikit-learn's gradient boosting).
 
     Returns
     -------
@@ -45,6 +43,7 @@ def read_ensemble(model) -> TreeEnsemble:
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "SUPPORTED_MODELS",
     "TreeEnsemble",
     "TreeInnerSelector",
     "global_importance",

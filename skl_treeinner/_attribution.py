@@ -27,10 +27,8 @@ def predecomp(model, X, *, return_bias=False):
     Parameters
     ----------
     model : fitted booster
-        XGBoost (``Booster``, ``XGBRegressor``, ``XGBClassifier``), LightGBM
-        (``Booster``, ``LGBMRegressor``, ``LGBMClassifier``) or scikit-learn
-        (``HistGradientBoostingRegressor/Classifier``,
-        ``GradientBoostingRegressor/Classifier``).
+        A fitted model of a supported library: ``SUPPORTED_MODELS`` lists
+        them (XGBoost, LightGBM, scikit-learn's gradient boosting).
         A model trained with early stopping is read up to its best
         iteration, as its ``predict`` does.
     X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)

@@ -135,11 +135,9 @@ def global_importance(
     Parameters
     ----------
     model : fitted booster
-        XGBoost (``Booster``, ``XGBRegressor``, ``XGBClassifier``), LightGBM
-        (``Booster``, ``LGBMRegressor``, ``LGBMClassifier``) or scikit-learn
-        (``HistGradientBoostingRegressor/Classifier``,
-        ``GradientBoostingRegressor/Classifier``). Raw boosters work for
-        every method, permutation included.
+        A fitted model of a supported library: ``SUPPORTED_MODELS`` lists
+        them (XGBoost, LightGBM, scikit-learn's gradient boosting). Raw
+        boosters work for every method, permutation included.
     X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
         Rows to score on, usually held out. ``"permutation"`` needs a dense
         array or a pandas DataFrame. Unused by ``"total_gain"`` (may be

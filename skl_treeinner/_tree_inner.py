@@ -46,10 +46,8 @@ def tree_inner(
     Parameters
     ----------
     model : fitted booster
-        XGBoost (``Booster``, ``XGBRegressor``, ``XGBClassifier``), LightGBM
-        (``Booster``, ``LGBMRegressor``, ``LGBMClassifier``) or scikit-learn
-        (``HistGradientBoostingRegressor/Classifier``,
-        ``GradientBoostingRegressor/Classifier``).
+        A fitted model of a supported library: ``SUPPORTED_MODELS`` lists
+        them (XGBoost, LightGBM, scikit-learn's gradient boosting).
     X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
         Rows to score on; held-out rows give the out-of-sample score.
     y : array-like of shape (n_samples,)

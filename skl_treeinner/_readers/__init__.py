@@ -14,7 +14,7 @@ import warnings
 from dataclasses import dataclass
 
 from ..exceptions import IdentityWarning
-from ._base import ModelReader
+from ._base import BoosterSettings, ModelReader
 
 __all__ = [
     "LIBRARIES",
@@ -87,6 +87,7 @@ LIBRARIES: tuple[Library, ...] = (
 )
 
 SUPPORTED_MODELS = "; ".join(library.models for library in LIBRARIES)
+"""The models every public function reads, one registry row each (a string)."""
 
 #: The paper's standard hyper-parameters (paper 000, Sec. 4.1): the default
 #: booster of the selector, the command line and the benchmarks.
@@ -145,10 +146,10 @@ def make_estimator(library: str, classifier: bool, *, random_state=None, **param
         raise ValueError(
             f"Cannot build a {library!r} booster; choose one of {list(rows)}."
         )
-    reader = _load(rows[library])
-    return reader.make_estimator(
-        classifier, random_state=random_state, **{**DEFAULT_BOOSTER_PARAMS, **params}
+    settings = BoosterSettings(
+        classifier, **{**DEFAULT_BOOSTER_PARAMS, **params}, random_state=random_state
     )
+    return _load(rows[library]).make_estimator(settings)
 
 
 def default_estimator(classifier: bool, random_state=None):

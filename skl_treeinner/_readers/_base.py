@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -10,7 +11,14 @@ import numpy as np
 from .._ensemble import TreeEnsemble
 from .._validation import check_sample_weight, check_target_values
 
-__all__ = ["ModelReader", "Rows", "feature_names_of", "n_rows", "slice_rows"]
+__all__ = [
+    "BoosterSettings",
+    "ModelReader",
+    "Rows",
+    "feature_names_of",
+    "n_rows",
+    "slice_rows",
+]
 
 # Rows per chunk are chosen so that one (rows x trees) float64 array stays
 # near this many elements (8 MiB): memory stays O(rows x features) overall.
@@ -18,6 +26,24 @@ _CHUNK_ELEMENTS = 1 << 20
 
 #: Passed as ``y`` to :meth:`ModelReader.rows` by callers that need no target.
 NO_TARGET = object()
+
+
+@dataclass(frozen=True)
+class BoosterSettings:
+    """What :func:`~skl_treeinner._readers.make_estimator` asks a reader to build."""
+
+    #: A classifier rather than a regressor.
+    classifier: bool
+    #: Boosting rounds, learning rate and tree depth.
+    n_estimators: int
+    learning_rate: float
+    max_depth: int
+    #: The booster's seed.
+    random_state: int | None = None
+    #: Turn on the booster's own categorical support where it needs turning on.
+    categorical: bool = False
+    #: Threads, where the booster has a setting for them.
+    n_jobs: int | None = None
 
 
 class Rows(NamedTuple):
@@ -77,22 +103,8 @@ class ModelReader:
 
     # -- the library's estimators (class methods: no fitted model needed) -------------
     @classmethod
-    def make_estimator(
-        cls,
-        classifier: bool,
-        *,
-        n_estimators: int,
-        learning_rate: float,
-        max_depth: int,
-        random_state=None,
-        categorical: bool = False,
-        n_jobs: int | None = None,
-    ):
-        """Build an unfitted booster of this library (see ``make_estimator``).
-
-        ``categorical`` turns on the booster's own categorical support where it
-        needs turning on; ``n_jobs`` sets its threads where it has a setting.
-        """
+    def make_estimator(cls, settings: BoosterSettings):
+        """Build an unfitted booster of this library from ``settings``."""
         raise NotImplementedError(f"{cls.__name__} cannot build an estimator.")
 
     @classmethod

@@ -204,34 +204,26 @@ class LightGBMReader(ModelReader):
 
     # -- estimators --------------------------------------------------------------
     @classmethod
-    def make_estimator(  # noqa: D102
-        cls,
-        classifier,
-        *,
-        n_estimators,
-        learning_rate,
-        max_depth,
-        random_state=None,
-        categorical=False,
-        n_jobs=None,
-    ):
+    def make_estimator(cls, settings):  # noqa: D102
         lgb = import_optional(
             "lightgbm", extra="lightgbm", purpose="a LightGBM booster"
         )
         # LightGBM takes pandas category columns natively: categorical needs
         # no setting.
         params = {
-            "n_estimators": n_estimators,
-            "learning_rate": learning_rate,
-            "max_depth": max_depth,
-            "num_leaves": min(2**max_depth, 131072),
+            "n_estimators": settings.n_estimators,
+            "learning_rate": settings.learning_rate,
+            "max_depth": settings.max_depth,
+            "num_leaves": min(2**settings.max_depth, 131072),
             "reg_lambda": 1.0,
-            "random_state": random_state,
+            "random_state": settings.random_state,
             "verbose": -1,
         }
-        if n_jobs is not None:
-            params["n_jobs"] = n_jobs
-        return (lgb.LGBMClassifier if classifier else lgb.LGBMRegressor)(**params)
+        if settings.n_jobs is not None:
+            params["n_jobs"] = settings.n_jobs
+        return (lgb.LGBMClassifier if settings.classifier else lgb.LGBMRegressor)(
+            **params
+        )
 
     #: LightGBM's names of the early-stopping parameter.
     _EARLY_STOPPING_ALIASES = (

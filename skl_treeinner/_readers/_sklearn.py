@@ -269,17 +269,7 @@ class HistGradientBoostingReader(ModelReader):
     """
 
     @classmethod
-    def make_estimator(  # noqa: D102
-        cls,
-        classifier,
-        *,
-        n_estimators,
-        learning_rate,
-        max_depth,
-        random_state=None,
-        categorical=False,
-        n_jobs=None,
-    ):
+    def make_estimator(cls, settings):  # noqa: D102
         # Categorical columns are taken from the data frame's dtypes whatever
         # ``categorical`` says; threads follow OpenMP (threadpoolctl), as
         # HistGradientBoosting has no n_jobs.
@@ -290,17 +280,17 @@ class HistGradientBoostingReader(ModelReader):
 
         cls_ = (
             HistGradientBoostingClassifier
-            if classifier
+            if settings.classifier
             else HistGradientBoostingRegressor
         )
         return cls_(
-            max_iter=n_estimators,
-            learning_rate=learning_rate,
-            max_depth=max_depth,
+            max_iter=settings.n_estimators,
+            learning_rate=settings.learning_rate,
+            max_depth=settings.max_depth,
             l2_regularization=1.0,
             early_stopping=False,
             categorical_features="from_dtype",
-            random_state=random_state,
+            random_state=settings.random_state,
         )
 
     def __init__(self, model):

@@ -228,33 +228,25 @@ class XGBoostReader(ModelReader):
 
     # -- estimators --------------------------------------------------------------
     @classmethod
-    def make_estimator(  # noqa: D102
-        cls,
-        classifier,
-        *,
-        n_estimators,
-        learning_rate,
-        max_depth,
-        random_state=None,
-        categorical=False,
-        n_jobs=None,
-    ):
+    def make_estimator(cls, settings):  # noqa: D102
         import xgboost as xgb
 
         params = {
-            "n_estimators": n_estimators,
-            "learning_rate": learning_rate,
-            "max_depth": max_depth,
+            "n_estimators": settings.n_estimators,
+            "learning_rate": settings.learning_rate,
+            "max_depth": settings.max_depth,
             "min_child_weight": 1,
             "reg_lambda": 1.0,
             "tree_method": "hist",
-            "random_state": random_state,
+            "random_state": settings.random_state,
         }
-        if categorical:
+        if settings.categorical:
             params["enable_categorical"] = True
-        if n_jobs is not None:
-            params["n_jobs"] = n_jobs
-        return (xgb.XGBClassifier if classifier else xgb.XGBRegressor)(**params)
+        if settings.n_jobs is not None:
+            params["n_jobs"] = settings.n_jobs
+        return (xgb.XGBClassifier if settings.classifier else xgb.XGBRegressor)(
+            **params
+        )
 
     @classmethod
     def early_stopping_rows_needed(cls, estimator, fit_params):  # noqa: D102
