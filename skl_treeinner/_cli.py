@@ -73,8 +73,9 @@ but one fold; every feature is scored with TreeInner on the fold the model
 did not see, and the K scores are added up. A feature the model only
 overfits to scores below 0 in expectation, so the default keeps the
 features scoring above 0. The table on stdout lists, per feature, the score,
-the standard deviation of the K per-fold scores (split sd), in how many
-folds it scored above 0, and whether it is selected.
+its standard error (s.e., sqrt(K) times the standard deviation of the K
+per-fold scores), in how many folds it scored above 0, and whether it is
+selected.
 """
 
 
