@@ -2,7 +2,8 @@
 
 Pure functions of the scores and the selector's ``threshold`` and
 ``max_features``, so that :class:`~skl_treeinner.TreeInnerSelector`
-re-selects on ``set_params`` without refitting (as ``SelectFromModel`` does),
+re-selects on ``set_params`` without refitting (as ``SelectFromModel`` does
+for its threshold),
 and the command line parses its options into exactly what the selector takes.
 """
 
@@ -128,11 +129,13 @@ def parse_threshold(text: str):
     Raises ``ValueError`` with :func:`threshold_value`'s message otherwise.
     """
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        pass
-    threshold_value(np.zeros(1), text)  # raises on what it cannot read
-    return text
+        threshold_value(np.zeros(1), text)  # raises on what it cannot read
+        return text
+    if np.isnan(value):
+        raise ValueError(f"threshold={text!r} is not a number to compare with.")
+    return value
 
 
 def parse_max_features(text: str):

@@ -103,6 +103,15 @@ def _require_target(cond: bool, objective: Objective, what: str) -> None:
         )
 
 
+def _labels_in_unit_interval(objective: Objective, y: np.ndarray) -> np.ndarray:
+    """``validate_target`` of the objectives on 0/1 labels (or probabilities)."""
+    y = Objective.validate_target(objective, y)
+    _require_target(
+        bool(np.all((y >= 0) & (y <= 1))), objective, "labels must lie in [0, 1]"
+    )
+    return y
+
+
 class SquaredError(Objective):
     """Squared error, L = (y - f)^2 / 2, gradient f - y."""
 
@@ -173,12 +182,7 @@ class Logistic(Objective):
     def __init__(self, scale_pos_weight: float = 1.0):
         self.scale_pos_weight = float(scale_pos_weight)
 
-    def validate_target(self, y):  # noqa: D102
-        y = super().validate_target(y)
-        _require_target(
-            bool(np.all((y >= 0) & (y <= 1))), self, "labels must lie in [0, 1]"
-        )
-        return y
+    validate_target = _labels_in_unit_interval
 
     def gradient(self, margin, y):  # noqa: D102
         yy = self._y(y, margin)
@@ -383,12 +387,7 @@ class Exponential(Objective):
     name = "exponential"
     is_classifier = True
 
-    def validate_target(self, y):  # noqa: D102
-        y = super().validate_target(y)
-        _require_target(
-            bool(np.all((y >= 0) & (y <= 1))), self, "labels must lie in [0, 1]"
-        )
-        return y
+    validate_target = _labels_in_unit_interval
 
     def gradient(self, margin, y):  # noqa: D102
         yy = self._y(y, margin)

@@ -35,7 +35,7 @@ def score_standard_error(split_scores) -> np.ndarray | None:
     n_splits = split_scores.shape[0]
     if n_splits < 2:
         return None
-    return np.sqrt(n_splits) * split_scores.std(axis=0, ddof=1)
+    return math.sqrt(n_splits) * split_scores.std(axis=0, ddof=1)
 
 
 def score_table(selector, names=None) -> list[dict]:
@@ -56,8 +56,8 @@ def score_table(selector, names=None) -> list[dict]:
     names = [str(n) for n in names]
     split = np.asarray(selector.split_scores_, dtype=np.float64)
     n_splits = split.shape[0]
-    se = score_standard_error(split)
-    sd = None if se is None else se / math.sqrt(n_splits)
+    sd = split.std(axis=0, ddof=1) if n_splits > 1 else None
+    se = None if sd is None else math.sqrt(n_splits) * sd
     support = selector.support_
     rows = []
     for j in np.argsort(selector.ranking_, kind="mergesort"):

@@ -26,7 +26,7 @@ from ._validation import check_params
 
 __all__ = ["plot_score_path", "plot_scores", "score_spread"]
 
-_FITTED = ["scores_", "split_scores_", "support_", "threshold_"]
+_FITTED = ["scores_", "split_scores_"]
 
 
 def _pyplot():

@@ -207,7 +207,8 @@ def _one_feature(X):
 
 
 def test_set_params_reselects_without_refitting():
-    # As SelectFromModel: the cut-off is a function of the fitted scores, so
+    # As SelectFromModel's threshold: the cut-off is a function of the fitted
+    # scores (here max_features too, which SelectFromModel fixes at fit), so
     # changing threshold or max_features after fit re-selects at once.
     X, y = make_data()
     sel = TreeInnerSelector(small_reg(), cv=2, random_state=0).fit(X, y)

@@ -206,7 +206,9 @@ class LightGBMReader(ModelReader):
     @classmethod
     def make_estimator(cls, settings):  # noqa: D102
         lgb = import_optional(
-            "lightgbm", extra="lightgbm", purpose="a LightGBM booster"
+            "lightgbm",
+            extra="lightgbm",
+            purpose="a LightGBM booster (--estimator lightgbm)",
         )
         # LightGBM takes pandas category columns natively: categorical needs
         # no setting.
