@@ -19,9 +19,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ._cli_data import (
-    MAX_AUTO_CLASSES,
     OUT_DATA_SUFFIXES,
     OUT_SUFFIXES,
     PLOT_SUFFIXES,
@@ -38,6 +38,7 @@ from ._cli_data import (
 from ._cutoff import parse_max_features, parse_threshold, resolve_max_features
 from ._readers import DEFAULT_BOOSTER_PARAMS, LIBRARIES
 from ._report import format_table, score_table
+from ._validation import MANY_CLASSES
 
 __all__ = ["main"]
 
@@ -110,6 +111,18 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _n_jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            "0 runs nothing; pass 1 or more folds at once, or -1 for all cores"
+        )
     return value
 
 
@@ -200,9 +213,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--task",
         choices=("auto", "regression", "classification"),
         default="auto",
-        help="auto (default): classification when the target holds text, "
-        f"booleans or at most {MAX_AUTO_CLASSES} distinct integers, regression "
-        "otherwise",
+        help="auto (default): classification when the target holds integers, "
+        "booleans or text, regression when it holds other numbers (the rule of "
+        "TreeInnerSelector's default booster); warns when integers make more "
+        f"than {MANY_CLASSES} classes",
     )
     select.add_argument(
         "--categorical",
@@ -282,10 +296,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scoring.add_argument(
         "--n-jobs",
-        type=int,
+        type=_n_jobs,
         default=None,
         metavar="J",
         help="folds fitted in parallel (default 1; -1 for all cores)",
+    )
+    scoring.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=None,
+        metavar="T",
+        help="threads of each booster fit (default: the cores, shared among "
+        "the --n-jobs parallel folds); on a shared machine, J x T at most the "
+        "cores you may use",
     )
 
     output = select.add_argument_group("output")
@@ -431,8 +454,10 @@ def _select(args) -> None:
         n_jobs=args.n_jobs,
         verbose=0 if args.quiet else 1 + args.verbose,
     )
+    # --threads caps OpenMP and BLAS too: HistGradientBoosting has no n_jobs.
     try:
-        selector.fit(X, y)
+        with threadpool_limits(limits=args.threads):
+            selector.fit(X, y)
     except ValueError as e:  # the selector's and the boosters' own messages
         raise CLIError(one_line(e)) from e
     except Exception as e:  # LightGBMError is not a ValueError
@@ -488,6 +513,7 @@ def _make_estimator(args, classifier: bool):
             learning_rate=args.learning_rate,
             max_depth=args.max_depth,
             categorical=args.categorical,
+            n_jobs=args.threads,
         )
     except ImportError as e:
         raise CLIError(str(e)) from e
@@ -561,7 +587,7 @@ def _version() -> str:
     from . import __version__
 
     parts = []
-    for dist in ("xgboost", "lightgbm", "scikit-learn"):
+    for dist in dict.fromkeys(lib.distribution for lib in LIBRARIES):
         try:
             parts.append(f"{dist} {version(dist)}")
         except PackageNotFoundError:

@@ -7,11 +7,13 @@ Everything here reports a user's mistake as :class:`CLIError`, which
 from __future__ import annotations
 
 import difflib
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from ._optional import import_optional
+from ._validation import MANY_CLASSES, target_is_classes
 
 __all__ = [
     "CLIError",
@@ -37,9 +39,6 @@ DATA_SUFFIXES = {
 OUT_SUFFIXES = (".csv", ".json")
 OUT_DATA_SUFFIXES = (".csv", ".parquet")
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
-#: An integer-valued numeric target with at most this many distinct values
-#: is taken as class labels by ``--task auto``.
-MAX_AUTO_CLASSES = 10
 
 
 class CLIError(Exception):
@@ -155,7 +154,7 @@ def prepare_features(pd, frame, categorical: bool, booster: str):
         raise CLIError(
             f"column {dates[0]!r} holds dates or times, which the booster cannot "
             "split on; turn it into numbers (e.g. a day count) in the file, or "
-            f"leave it out with --drop {' '.join(dates)}"
+            f"leave it out with --drop {','.join(dates)}"
         )
     if text and not categorical:
         name = text[0]
@@ -169,7 +168,7 @@ def prepare_features(pd, frame, categorical: bool, booster: str):
             f"column {name!r}{others} holds text ({example}), which "
             f"{booster} cannot take as a number; pass --categorical "
             f"to treat text columns as categories, or leave them out with "
-            f"--drop {' '.join(text)}"
+            f"--drop {','.join(text)}"
         )
     for name in text:
         if not isinstance(X[name].dtype, pd.CategoricalDtype):
@@ -210,11 +209,15 @@ def task_of(pd, y, requested: str, name: str) -> str:
                     "--task regression, or bin the target into classes"
                 )
         return requested
-    if not numeric:
-        return "classification"
-    values = y.to_numpy(dtype=np.float64)
-    distinct = np.unique(values)
-    integral = np.all(np.isfinite(values)) and np.all(values == np.round(values))
-    if integral and distinct.size <= MAX_AUTO_CLASSES:
-        return "classification"
-    return "regression"
+    if not target_is_classes(y):
+        return "regression"
+    n_classes = y.nunique()
+    if pd.api.types.is_integer_dtype(y.dtype) and n_classes > MANY_CLASSES:
+        warnings.warn(
+            f"the target {name!r} holds {n_classes} distinct integers, taken as "
+            "class labels (integer targets are classes); pass --task regression "
+            "for a numeric target",
+            UserWarning,
+            stacklevel=2,
+        )
+    return "classification"

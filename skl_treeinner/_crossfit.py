@@ -19,7 +19,8 @@ from numbers import Integral
 
 import numpy as np
 from joblib import cpu_count, effective_n_jobs
-from sklearn.base import clone
+from sklearn.base import ClassifierMixin, clone
+from sklearn.base import is_classifier as sklearn_is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import (
     GroupShuffleSplit,
@@ -43,9 +44,12 @@ from ._tree_inner import tree_inner
 
 __all__ = [
     "EARLY_STOPPING_FRACTION",
+    "MIN_SCORING_ROWS",
+    "check_scoring_rows",
     "CrossFitPlan",
     "SplitJob",
     "check_supported",
+    "is_classifier",
     "early_stopping_reader",
     "final_step",
     "make_jobs",
@@ -59,6 +63,14 @@ __all__ = [
 #: booster is configured to stop early and needs rows to stop on.
 EARLY_STOPPING_FRACTION = 0.1
 
+#: Fewest held-out rows a split may score on. A score is a sum over these
+#: rows: from one or two rows its sign is the noise of their residuals, and
+#: its standard error (the spread of the per-row terms) needs several. Five
+#: refuses the degenerate splits (one or two scoring rows) while letting
+#: small data through: scikit-learn's estimator checks fit on 10 rows, half
+#: of them held out. Scores from few rows are weak; their spread says so.
+MIN_SCORING_ROWS = 5
+
 
 @dataclass(frozen=True)
 class SplitJob:
@@ -71,7 +83,7 @@ class SplitJob:
     #: Held-out rows the features are scored on.
     test: np.ndarray
     #: Rows set aside from ``train``'s part for early stopping, or ``None``.
-    early_stopping: np.ndarray | None = None
+    es_rows: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +104,7 @@ class CrossFitPlan:
     #: The key of ``fit_params`` that holds the booster's sample weights.
     weight_key: str
     #: The reader class that hands early-stopping rows to the library, or None.
-    early_stopping: type[ModelReader] | None
+    es_reader: type[ModelReader] | None
     #: For a Pipeline that stops early: the fit parameters of each step.
     step_params: dict | None
     #: ``"predecomp"`` or ``"treeshap"``.
@@ -112,6 +124,20 @@ def final_step(estimator):
     if isinstance(estimator, Pipeline):
         return estimator.steps[-1][1]
     return estimator
+
+
+def is_classifier(estimator) -> bool:
+    """Whether ``estimator`` (or the booster ending its Pipeline) is a classifier.
+
+    scikit-learn's ``is_classifier`` reads estimator tags, which XGBoost before
+    2.1.4 does not declare; its classifiers still derive from ClassifierMixin.
+    """
+    if sklearn_is_classifier(estimator):
+        return True
+    final = final_step(estimator)
+    return isinstance(final, ClassifierMixin) or (
+        getattr(final, "_estimator_type", None) == "classifier"
+    )
 
 
 def check_supported(estimator):
@@ -174,10 +200,28 @@ def pipeline_step_params(pipe, params, routing: bool) -> dict:
 
 # -- which rows --------------------------------------------------------------------
 def make_splits(
-    X, y, *, cv, validation_fraction, classifier, groups, split_params, seed
+    X,
+    y,
+    *,
+    cv,
+    validation_fraction,
+    classifier,
+    groups,
+    split_params,
+    seed,
+    labels=None,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Return the checked (train, test) index pairs of ``cv``."""
+    """Return the checked (train, test) index pairs of ``cv``.
+
+    For a classifier, ``y`` holds class indices 0..K-1 and ``labels`` the
+    class labels they stand for (named in messages).
+    """
     n = y.shape[0]
+    if groups is not None and len(groups) != n:
+        raise ValueError(
+            f"groups has {len(groups)} entries but X has {n} rows; pass one group "
+            "label per row of X."
+        )
     if cv is None:
         if groups is not None:
             splitter = GroupShuffleSplit(
@@ -195,12 +239,19 @@ def make_splits(
     else:
         splitter = check_cv(cv, y, classifier=classifier)
         what = f"cv={cv!r}"
+    if classifier:
+        _check_class_counts(y, labels, n, what)
     try:
         splits = [
             (np.asarray(train), np.asarray(test))
             for train, test in splitter.split(X, y, **split_params)
         ]
     except ValueError as e:
+        if groups is None and "groups" in str(e):
+            raise ValueError(
+                f"{what} splits the rows by group, but no groups were given: pass "
+                "them as fit(X, y, groups=...), one label per row."
+            ) from e
         raise ValueError(
             f"Cannot split the {n} rows as {what} asks: {e} Pass more rows "
             "(at least a few per class and per split), or fewer splits."
@@ -235,16 +286,47 @@ def make_splits(
     return splits
 
 
-def make_jobs(splits, *, y, classifier, early_stopping, seeds) -> list[SplitJob]:
+def _check_class_counts(y, labels, n, what) -> None:
+    """Refuse classes with a single row: none can be both fitted and scored."""
+    counts = np.bincount(y.astype(np.int64))
+    single = np.flatnonzero(counts < 2)
+    if single.size == 0:
+        return
+    names = single if labels is None else np.asarray(labels)[single]
+    names = names[:5].tolist()
+    more = f" and {single.size - 5} more" if single.size > 5 else ""
+    raise ValueError(
+        f"Cannot split the {n} rows as {what} asks: class(es) {names}{more} have "
+        "a single row, and every class needs a row to fit on and one to score "
+        "on. Drop or merge the rarest classes; if y is a numeric target, fit it "
+        "as one: y.astype(float) or a regressor (--task regression on the "
+        "command line)."
+    )
+
+
+def check_scoring_rows(jobs) -> None:
+    """Refuse a split that scores on fewer than ``MIN_SCORING_ROWS`` rows."""
+    for job in jobs:
+        if job.test.size < MIN_SCORING_ROWS:
+            raise ValueError(
+                f"Split {job.index} would score on {job.test.size} held-out "
+                f"row(s); TreeInner needs at least {MIN_SCORING_ROWS} per split "
+                "(a score is a sum over them, and too few leave only the noise "
+                "of their residuals). Pass more rows, a larger "
+                "validation_fraction, or fewer splits."
+            )
+
+
+def make_jobs(splits, *, y, classifier, es_reader, seeds) -> list[SplitJob]:
     """One job per split, with early-stopping rows carved out of its training part.
 
-    With ``early_stopping`` (the plan's reader, or None for no early stopping),
+    With ``es_reader`` (the plan's reader, or None for no early stopping),
     ``EARLY_STOPPING_FRACTION`` of each training part, stratified for
     classifiers and seeded by that split's ``seeds`` entry, stops the booster.
     """
     jobs = []
     for i, ((train, test), seed) in enumerate(zip(splits, seeds, strict=True)):
-        if early_stopping is None:
+        if es_reader is None:
             jobs.append(SplitJob(i, train, test))
             continue
         try:
@@ -278,10 +360,10 @@ def _fit(est, plan: CrossFitPlan, job: SplitJob) -> None:
     X, y = plan.X, plan.y
     X_fit, y_fit = _safe_indexing(X, job.train), y[job.train]
     params = _check_method_params(X, plan.fit_params, job.train)
-    if job.early_stopping is None:
+    if job.es_rows is None:
         est.fit(X_fit, y_fit, **params)
         return
-    rows = job.early_stopping
+    rows = job.es_rows
     X_es, y_es = _safe_indexing(X, rows), y[rows]
     w_all = plan.fit_params.get(plan.weight_key)
     w_es = None if w_all is None else np.asarray(w_all)[rows]
@@ -299,7 +381,7 @@ def _fit(est, plan: CrossFitPlan, job: SplitJob) -> None:
             X_fit = step.fit_transform(X_fit, y_fit, **per_step.get(name, {}))
             X_es = step.transform(X_es)
         final, params = est.steps[-1][1], per_step[est.steps[-1][0]]
-    es_params = plan.early_stopping.early_stopping_fit_params(
+    es_params = plan.es_reader.early_stopping_fit_params(
         final, X_es, y_es, sample_weight=w_es, fit_params=params
     )
     final.fit(X_fit, y_fit, **params, **es_params)
@@ -452,8 +534,8 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
         if verbose > 1:
             job = jobs[i]
             fitted_on = f"{job.train.size} rows" + (
-                f" (+{job.early_stopping.size} for early stopping)"
-                if job.early_stopping is not None
+                f" (+{job.es_rows.size} for early stopping)"
+                if job.es_rows is not None
                 else ""
             )
             _write(

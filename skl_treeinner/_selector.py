@@ -18,13 +18,11 @@ from sklearn.base import (
     BaseEstimator,
     MetaEstimatorMixin,
     _fit_context,
-    is_classifier,
 )
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_selection import SelectorMixin
 from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing, check_random_state, metadata_routing
-from sklearn.utils._dataframe import is_pandas_df, is_polars_df
 from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
 from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.metadata_routing import (
@@ -33,7 +31,6 @@ from sklearn.utils.metadata_routing import (
     _routing_enabled,
     process_routing,
 )
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
     check_is_fitted,
     validate_data,
@@ -41,11 +38,15 @@ from sklearn.utils.validation import (
 
 from . import _crossfit, _cutoff
 from ._crossfit import EARLY_STOPPING_FRACTION
-from ._readers import default_estimator
+from ._readers import default_estimator, reader_class
 from ._validation import (
+    MANY_CLASSES,
     check_fit_input,
     check_prefit,
     check_target_suits_estimator,
+    is_pandas_df,
+    is_polars_df,
+    target_is_classes,
 )
 
 __all__ = ["EARLY_STOPPING_FRACTION", "TreeInnerSelector"]
@@ -85,10 +86,16 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         keep one column per input feature (imputers, scalers, column-wise
         encoders). It is cloned and never modified. ``None`` uses XGBoost with
         the paper's standard hyper-parameters: ``XGBClassifier`` when ``y``
-        holds class labels (``type_of_target`` is binary or multiclass),
-        ``XGBRegressor`` otherwise, with ``n_estimators=400,
-        learning_rate=0.01, max_depth=4, min_child_weight=1, reg_lambda=1,
-        tree_method="hist"`` and a seed drawn from ``random_state``.
+        holds class labels, ``XGBRegressor`` otherwise, with
+        ``n_estimators=400, learning_rate=0.01, max_depth=4,
+        min_child_weight=1, reg_lambda=1, tree_method="hist",
+        enable_categorical=True`` and a seed drawn from ``random_state``.
+        The dtype of ``y`` decides (the command line uses the same rule):
+        integer, boolean, string and categorical targets are class labels,
+        float targets are numbers even when every value is whole. Pass
+        ``y.astype(float)`` or a regressor to fit integers as numbers (with
+        more than 20 distinct integers the default warns), a classifier to
+        fit float labels as classes.
     attribution : {"predecomp", "treeshap"}, default="predecomp"
         Per-tree attribution in the inner product: PreDecomp (Def. 1) or each
         tree's own TreeSHAP (much slower). See :func:`tree_inner`.
@@ -148,13 +155,15 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         column order.
     support_ : ndarray of shape (n_features,), bool
         The selected features. Derived from ``scores_`` and the current
-        ``threshold`` and ``max_features``, so ``set_params`` of either
-        re-selects without refitting, as in ``SelectFromModel``.
+        ``threshold`` and ``max_features``: ``set_params(threshold=...)``
+        re-selects without refitting, as in ``SelectFromModel``, and so does
+        a numeric ``max_features`` (which ``SelectFromModel`` fixes at fit).
     threshold_ : float
         The threshold the scores are compared with (derived likewise).
     max_features_ : int or None
         ``max_features`` as a count of features at fit time (a callable is
-        evaluated on the X given to ``fit``).
+        evaluated on the X given to ``fit``); a numeric ``max_features`` set
+        later takes effect without changing it.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -331,17 +340,24 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         return self
 
     def _fit(self, X, y, sample_weight, groups, fit_params):
-        X, y, weight = check_fit_input(self, X, y, sample_weight)
         rng = check_random_state(self.random_state)
         split_seed, booster_seed = (int(s) for s in rng.randint(2**31 - 1, size=2))
-
         if self.estimator is None:
-            classifier = type_of_target(y) in ("binary", "multiclass")
+            classifier = y is not None and target_is_classes(y)
             base = default_estimator(classifier, booster_seed)
         else:
             base = self.estimator
-            classifier = is_classifier(base)
+            classifier = _crossfit.is_classifier(base)
         final = _crossfit.check_supported(base)
+        X, y, weight = check_fit_input(
+            self,
+            X,
+            y,
+            sample_weight,
+            reader=reader_class(final) if final is base else None,
+        )
+        if self.estimator is None and classifier:
+            _warn_many_integer_classes(y)
         y_fit = check_target_suits_estimator(y, classifier, final)
 
         if self.prefit:
@@ -366,6 +382,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
                 cv=self.cv,
                 validation_fraction=self.validation_fraction,
                 classifier=classifier,
+                labels=np.unique(y) if classifier else None,
                 groups=groups,
                 split_params=split_params,
                 seed=split_seed,
@@ -374,9 +391,10 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
                 splits,
                 y=y_fit,
                 classifier=classifier,
-                early_stopping=plan.early_stopping,
+                es_reader=plan.es_reader,
                 seeds=rng.randint(2**31 - 1, size=len(splits)),
             )
+            _crossfit.check_scoring_rows(jobs)
             estimators, split_scores = _crossfit.run_splits(
                 plan,
                 jobs,
@@ -401,6 +419,8 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
     def _plan(self, base, X, y, weight, *, sample_weight, groups, fit_params):
         """Resolve metadata routing once: the cross-fitting plan and split params."""
         routing = _routing_enabled()
+        weight_key = _crossfit.weight_key(base, routing)
+        # ``weight`` is the checked array; routing receives what the user gave.
         if routing:
             params = dict(fit_params)
             if groups is not None and self.cv is not None:
@@ -411,7 +431,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         else:
             booster_params = dict(fit_params)
             if sample_weight is not None:
-                booster_params[_crossfit.weight_key(base, routing)] = weight
+                booster_params[weight_key] = weight
             split_params = {} if groups is None else {"groups": groups}
         final = _crossfit.final_step(base)
         early_stopping = _crossfit.early_stopping_reader(final, booster_params)
@@ -424,8 +444,8 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
             y=y,
             sample_weight=weight,
             fit_params=booster_params,
-            weight_key=_crossfit.weight_key(base, routing),
-            early_stopping=early_stopping,
+            weight_key=weight_key,
+            es_reader=early_stopping,
             step_params=step_params,
             attribution=self.attribution,
             n_features_in=self.n_features_in_,
@@ -597,12 +617,33 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
 
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        if self.estimator is None:
-            tags.input_tags.allow_nan = True
-            tags.input_tags.sparse = True
-        else:
-            inner = get_tags(self.estimator).input_tags
+        # Every supported booster takes NaN and sparse input; the default one
+        # also pandas/polars categories.
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        tags.input_tags.categorical = self.estimator is None
+        if self.estimator is not None:
+            try:
+                inner = get_tags(self.estimator).input_tags
+            except AttributeError:  # no scikit-learn >= 1.6 tags (XGBoost < 2.1.4)
+                return tags
             tags.input_tags.allow_nan = inner.allow_nan
             tags.input_tags.sparse = inner.sparse
             tags.input_tags.categorical = inner.categorical
         return tags
+
+
+def _warn_many_integer_classes(y) -> None:
+    """Say how to ask for regression when integers made many classes."""
+    if y.dtype.kind not in "iu":
+        return
+    n_classes = np.unique(y).size
+    if n_classes > MANY_CLASSES:
+        warnings.warn(
+            f"y holds {n_classes} distinct integers, so the default booster fits "
+            f"a {n_classes}-class classifier (integer targets are class labels). "
+            "For a numeric target pass y.astype(float), or a regressor as "
+            "estimator.",
+            UserWarning,
+            stacklevel=5,
+        )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 import numpy as np
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._dataframe import is_pandas_df, is_polars_df
 from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
@@ -16,6 +18,13 @@ from sklearn.utils.validation import (
 )
 
 __all__ = [
+    "MANY_CLASSES",
+    "is_pandas_df",
+    "is_polars_df",
+    "check_frame_columns",
+    "check_no_infinity",
+    "constant_columns",
+    "target_is_classes",
     "check_params",
     "check_fit_input",
     "check_prefit",
@@ -23,6 +32,39 @@ __all__ = [
     "check_target_suits_estimator",
     "check_target_values",
 ]
+
+
+#: An integer target with more distinct values than this is still taken as
+#: class labels (the rule is the dtype's), but with a warning naming the
+#: override: a float target, a regressor, or ``--task regression``.
+MANY_CLASSES = 20
+
+
+def target_is_classes(y) -> bool:
+    """Whether ``y`` holds class labels: the one task rule of the selector and CLI.
+
+    Integer, boolean, string and categorical targets are class labels; float
+    targets are numbers (regression), even when every value is whole. The
+    dtype decides, never the values, so the rule is predictable: to fit a
+    numeric integer target as regression pass ``y.astype(float)`` or a
+    regressor; to fit float labels as classes pass a classifier.
+    """
+    kind = getattr(getattr(y, "dtype", None), "kind", None)  # pandas extension too
+    if not isinstance(kind, str):
+        kind = np.asarray(y).dtype.kind
+    return kind in "biuOUS"
+
+
+def is_pandas_df(X) -> bool:
+    """Whether X is a pandas DataFrame (pandas is never imported to tell)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(X, pd.DataFrame)
+
+
+def is_polars_df(X) -> bool:
+    """Whether X is a polars DataFrame (polars is never imported to tell)."""
+    pl = sys.modules.get("polars")
+    return pl is not None and isinstance(X, pl.DataFrame)
 
 
 def check_params(caller: str, constraints: dict, params: dict) -> None:
@@ -82,15 +124,30 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
     return w
 
 
-def check_fit_input(estimator, X, y, sample_weight):
-    """Validate an estimator's X, y and weights as scikit-learn does; frames stay."""
+def check_fit_input(estimator, X, y, sample_weight, *, reader=None):
+    """Validate an estimator's X, y and weights as scikit-learn does; frames stay.
+
+    ``reader``: the reader class of the booster when X reaches it as given
+    (no Pipeline before it); then data-frame columns no booster takes are
+    refused, and infinite values where the booster refuses them, each with a
+    message naming the column.
+    """
     if y is None:
         raise ValueError(
             f"This {type(estimator).__name__} estimator requires y to be passed, "
             "but the target y is None. TreeInner scores features against "
             "the target of the held-out rows."
         )
+    if reader is not None and not reader.accepts_infinity:
+        check_no_infinity(X)
     if is_pandas_df(X) or is_polars_df(X):
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(
+                f"X has shape {X.shape}; TreeInnerSelector needs rows and "
+                "features to score."
+            )
+        if reader is not None:
+            check_frame_columns(X)
         validate_data(estimator, X, skip_check_array=True, reset=True)
     else:
         X = validate_data(
@@ -114,6 +171,15 @@ def check_fit_input(estimator, X, y, sample_weight):
     if sample_weight is not None:
         weight = _check_sample_weight(
             sample_weight, X, dtype=np.float64, ensure_non_negative=True
+        )
+    constant = constant_columns(X)
+    if constant is not None and constant.all():
+        warnings.warn(
+            f"Every one of the {constant.size} features of X holds a single "
+            "value, so the booster cannot split on any: every score is 0 and no "
+            "feature is selected.",
+            UserWarning,
+            stacklevel=5,
         )
     return X, y, weight
 
@@ -165,3 +231,159 @@ def check_prefit(selector, base) -> None:
             f"but X has {selector.n_features_in_}. Pass the columns it was trained "
             "on, in the same order."
         )
+
+
+# -- X: columns the boosters cannot take ---------------------------------------------
+def _column_name(X, j: int) -> str:
+    columns = getattr(X, "columns", None)
+    return repr(str(columns[j])) if columns is not None else f"{j}"
+
+
+def check_no_infinity(X) -> None:
+    """Refuse ±inf in X, naming the first column and row that hold one.
+
+    XGBoost refuses infinite values with a C++ stack trace and the other
+    boosters route them as very large numbers; NaN is what every booster
+    treats as missing, so the message says how to turn one into the other.
+    An ``xgboost.DMatrix`` is not looked into.
+    """
+    found = _first_infinity(X)
+    if found is None:
+        return
+    j, row, n_columns = found
+    more = f" and {n_columns - 1} more column(s)" if n_columns > 1 else ""
+    raise ValueError(
+        f"X contains infinite values in column {_column_name(X, j)}{more} (first "
+        f"at row {row}). Boosters cannot split on them; replace them with NaN, "
+        "which they treat as missing: X.replace([np.inf, -np.inf], np.nan) for a "
+        "pandas frame, np.where(np.isinf(X), np.nan, X) for an array."
+    )
+
+
+def _first_infinity(X):
+    """(column, row, number of columns) of the first ±inf in X, or None."""
+    if hasattr(X, "tocsr") or hasattr(X, "tocoo"):  # scipy sparse
+        coo = X.tocoo()
+        bad = np.isinf(coo.data) if coo.data.dtype.kind == "f" else None
+        if bad is None or not bad.any():
+            return None
+        columns = np.unique(coo.col[bad])
+        rows = coo.row[bad][coo.col[bad] == columns[0]]
+        return int(columns[0]), int(rows.min()), columns.size
+    if callable(getattr(X, "num_row", None)):  # xgboost.DMatrix
+        return None
+    if hasattr(X, "columns") and hasattr(X, "shape"):  # pandas or polars
+        hits = []
+        for j, name in enumerate(X.columns):
+            values = _float_values(X[name])
+            if values is not None:
+                bad = np.flatnonzero(np.isinf(values))
+                if bad.size:
+                    hits.append((j, int(bad[0])))
+        if not hits:
+            return None
+        return hits[0][0], hits[0][1], len(hits)
+    values = np.asarray(X)
+    if values.dtype.kind != "f" or values.ndim != 2:
+        return None
+    bad = np.isinf(values)
+    columns = np.flatnonzero(bad.any(axis=0))
+    if columns.size == 0:
+        return None
+    return int(columns[0]), int(np.flatnonzero(bad[:, columns[0]])[0]), columns.size
+
+
+def _float_values(column):
+    """Return a data-frame column's values as a float array (None: not float)."""
+    dtype = column.dtype
+    kind = getattr(dtype, "kind", None)
+    if kind is None:  # polars
+        if not dtype.is_float():
+            return None
+        return column.to_numpy()
+    if kind != "f":
+        return None
+    return column.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def check_frame_columns(X) -> None:
+    """Refuse data-frame columns that no booster takes, saying how to convert them.
+
+    Dates and times must become numbers; text must become a category (the
+    boosters split on categories natively). Numeric, boolean and categorical
+    columns pass.
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "shape"):
+        return
+    for name in columns:
+        dtype = X[name].dtype
+        what = _unsupported_dtype(dtype)
+        if what is None:
+            continue
+        polars = getattr(dtype, "kind", None) is None
+        if what == "dates":
+            fix = (
+                f"turn it into numbers, e.g. pl.col({str(name)!r}).dt.epoch('d')"
+                if polars
+                else f"turn it into numbers, e.g. (X[{str(name)!r}] - "
+                f"X[{str(name)!r}].min()).dt.days"
+            )
+        else:
+            fix = (
+                f"cast it to a category: pl.col({str(name)!r}).cast(pl.Categorical)"
+                if polars
+                else f"make it a category: X[{str(name)!r}].astype('category')"
+            )
+        raise ValueError(
+            f"Column {str(name)!r} of X holds {what} ({dtype}), which the booster "
+            f"cannot split on; {fix}, or drop the column."
+        )
+
+
+def _unsupported_dtype(dtype) -> str | None:
+    kind = getattr(dtype, "kind", None)
+    if kind is None:  # polars
+        if dtype.is_temporal():
+            return "dates"
+        if dtype.is_numeric() or str(dtype) in ("Boolean", "Null"):
+            return None
+        if str(dtype).startswith(("Categorical", "Enum")):
+            return None
+        return "text" if str(dtype) in ("String", "Utf8") else f"{dtype} values"
+    if kind in "mM" or str(dtype).startswith("period"):
+        return "dates"
+    if kind in "OSU":
+        return None if str(dtype) == "category" else "text"
+    return None
+
+
+def constant_columns(X) -> np.ndarray | None:
+    """Mask of the columns of X that hold one value (NaN counts as a value).
+
+    ``None`` where X cannot be looked into cheaply (a DMatrix).
+    """
+    if callable(getattr(X, "num_row", None)):
+        return None
+    if hasattr(X, "tocsc"):
+        X = X.tocsc()
+        lo = X.min(axis=0).toarray().ravel()
+        hi = X.max(axis=0).toarray().ravel()
+        return lo == hi
+    if hasattr(X, "columns") and hasattr(X, "shape"):
+        if hasattr(X, "nunique"):  # pandas
+            return (X.nunique(dropna=False) <= 1).to_numpy()
+        return np.array([X[name].n_unique() <= 1 for name in X.columns])
+    values = np.asarray(X)
+    if values.dtype.kind not in "biuf":
+        try:
+            return np.array([np.unique(column).size <= 1 for column in values.T])
+        except TypeError:  # mixed objects: the booster will say what is wrong
+            return None
+    first = values[:1]
+    same = (
+        (values == first) | (np.isnan(values) & np.isnan(first))
+        if values.dtype.kind == "f"
+        else values == first
+    )
+    return same.all(axis=0)

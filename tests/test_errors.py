@@ -193,10 +193,13 @@ def test_bad_sample_weight_and_attribution(data):
 
 
 def test_zero_rows(data):
+    # Explaining no rows is an empty answer; scoring on no rows used to return
+    # zeros, which read as "no feature helps" (issue 13): now an error.
     X, y = data
     model, target = fit("multi:softprob", X, y)
     assert predecomp(model, X[:0]).shape == (0, 6, 3)
-    np.testing.assert_array_equal(tree_inner(model, X[:0], target[:0]), 0.0)
+    with pytest.raises(ValueError, match="X has no rows"):
+        tree_inner(model, X[:0], target[:0])
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,8 @@ class Library:
     reader: str
     #: The supported models, as error messages and docs list them.
     models: str
+    #: The distribution that installs it (``--version`` reports its version).
+    distribution: str = ""
     #: Whether :func:`make_estimator` can build this library's booster.
     buildable: bool = True
 
@@ -57,6 +59,7 @@ LIBRARIES: tuple[Library, ...] = (
         "._xgboost:XGBoostReader",
         "xgboost.Booster, xgboost.XGBRegressor, xgboost.XGBClassifier (any "
         "xgboost.XGBModel with a tree booster)",
+        distribution="xgboost",
     ),
     Library(
         "lightgbm",
@@ -65,6 +68,7 @@ LIBRARIES: tuple[Library, ...] = (
         ("Booster", "LGBMModel"),
         "._lightgbm:LightGBMReader",
         "lightgbm.Booster, lightgbm.LGBMRegressor, lightgbm.LGBMClassifier",
+        distribution="lightgbm",
     ),
     Library(
         "hgb",
@@ -73,6 +77,7 @@ LIBRARIES: tuple[Library, ...] = (
         ("HistGradientBoostingRegressor", "HistGradientBoostingClassifier"),
         "._sklearn:HistGradientBoostingReader",
         "scikit-learn's HistGradientBoostingRegressor/Classifier",
+        distribution="scikit-learn",
     ),
     Library(
         "gb",
@@ -81,6 +86,7 @@ LIBRARIES: tuple[Library, ...] = (
         ("GradientBoostingRegressor", "GradientBoostingClassifier"),
         "._sklearn_gb:GradientBoostingReader",
         "scikit-learn's GradientBoostingRegressor/Classifier",
+        distribution="scikit-learn",
         # Its log-loss leaves are line-searched: Prop. 3 only approximately.
         buildable=False,
     ),
@@ -153,8 +159,14 @@ def make_estimator(library: str, classifier: bool, *, random_state=None, **param
 
 
 def default_estimator(classifier: bool, random_state=None):
-    """Build the selector's default booster: XGBoost with the paper's settings."""
-    return make_estimator("xgboost", classifier, random_state=random_state)
+    """Build the selector's default booster: XGBoost with the paper's settings.
+
+    Categorical support is on, so pandas ``category`` and polars
+    ``Categorical`` columns reach the booster as categories.
+    """
+    return make_estimator(
+        "xgboost", classifier, random_state=random_state, categorical=True
+    )
 
 
 def read_model(model) -> ModelReader:

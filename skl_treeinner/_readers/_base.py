@@ -9,7 +9,11 @@ from typing import NamedTuple
 import numpy as np
 
 from .._ensemble import TreeEnsemble
-from .._validation import check_sample_weight, check_target_values
+from .._validation import (
+    check_no_infinity,
+    check_sample_weight,
+    check_target_values,
+)
 
 __all__ = [
     "BoosterSettings",
@@ -98,6 +102,8 @@ class ModelReader:
     ensemble: TreeEnsemble
     #: Class labels of a classifier, in output order, or ``None``.
     classes_: np.ndarray | None = None
+    #: Whether the booster routes ±inf itself; if not, ``rows`` refuses them.
+    accepts_infinity: bool = True
     #: Training settings that break Prop. 3 (each a short phrase); warned about.
     lost_identities: tuple[str, ...] | list[str] = ()
 
@@ -145,6 +151,13 @@ class ModelReader:
         """
         X = self.prepare_X(X)
         n = n_rows(X)
+        if not self.accepts_infinity:
+            check_no_infinity(X)
+        if n == 0 and y is not NO_TARGET:
+            raise ValueError(
+                "X has no rows; TreeInner sums over the rows it scores, so it "
+                "needs at least one."
+            )
         target = None if y is NO_TARGET else self.check_target(y, n)
         return Rows(X, n, target, check_sample_weight(sample_weight, n))
 

@@ -192,6 +192,9 @@ class XGBoostReader(ModelReader):
     read up to ``best_iteration``, the trees its ``predict`` uses.
     """
 
+    #: XGBoost refuses ±inf in its input (with a C++ stack trace).
+    accepts_infinity = False
+
     def __init__(self, model):
         import xgboost as xgb
 

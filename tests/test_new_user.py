@@ -1,0 +1,253 @@
+"""What a new user hit (issue 13): each test is named after the problem it pins."""
+
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import xgboost as xgb
+
+from skl_treeinner import TreeInnerSelector, predecomp, tree_inner
+from skl_treeinner._cli import main
+
+
+def small(**kw):
+    params = dict(n_estimators=5, max_depth=2, n_jobs=1)
+    return {**params, **kw}
+
+
+def data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    return X, X[:, 0] + rng.normal(size=n)
+
+
+# -- task detection: one rule, by dtype ---------------------------------------------
+def test_whole_number_float_target_is_regression_not_classes():
+    X, y = data()
+    counts = np.round(np.exp(1 + X[:, 0] / 2)).astype(float)  # Poisson-like counts
+    for target in (
+        counts,
+        np.round(y * 1000, -3),
+        np.clip(np.round(y * 5 + 10), 0, 20),
+    ):
+        sel = TreeInnerSelector(random_state=0).fit(X, target)
+        assert isinstance(sel.estimator_, xgb.XGBRegressor)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        lambda y: (y > 0).astype(np.int64),
+        lambda y: y > 0,
+        lambda y: np.where(y > 0, "yes", "no"),
+        lambda y: pd.Series(np.where(y > 0, "a", "b"), dtype="category"),
+        lambda y: pd.Series(pd.Categorical((y > 0).astype(float))),
+    ],
+)
+def test_integer_boolean_string_categorical_targets_are_classes(target):
+    X, y = data()
+    sel = TreeInnerSelector(random_state=0).fit(X, target(y))
+    assert isinstance(sel.estimator_, xgb.XGBClassifier)
+
+
+def test_many_integer_classes_warn_with_the_override():
+    X, y = data()
+    labels = np.clip(np.round(y * 3), -12, 12).astype(int) + 12
+    with pytest.warns(UserWarning, match=r"y\.astype\(float\)") as record:
+        try:
+            TreeInnerSelector(random_state=0).fit(X, labels)
+        except ValueError:
+            pass  # rare classes may not split; the warning came first
+    assert record[0].filename == __file__
+
+
+def test_cli_uses_the_same_task_rule_as_python(capsys, tmp_path):
+    X, y = data()
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["whole"] = np.round(y * 1000, -3)  # float column of whole numbers
+    frame["label"] = (y > 0).astype(int)
+    path = tmp_path / "d.csv"
+    frame.to_csv(path, index=False)
+    fast = ["--n-estimators", "5", "--cv", "2", "-q"]
+    assert main(["select", str(path), "-t", "whole", "--drop", "label", *fast]) == 0
+    assert "(regression)" in capsys.readouterr().out
+    assert main(["select", str(path), "-t", "label", "--drop", "whole", *fast]) == 0
+    assert "(classification)" in capsys.readouterr().out
+
+
+# -- columns the default booster takes, and those it cannot ---------------------------
+def test_default_booster_takes_pandas_and_polars_categories():
+    X, y = data()
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["city"] = pd.Categorical(np.where(X[:, 1] > 0, "paris", "lyon"))
+    sel = TreeInnerSelector(random_state=0).fit(frame, y)
+    assert sel.scores_.shape == (5,)
+    pl = pytest.importorskip("polars")
+    polars_frame = pl.from_pandas(frame)
+    sel = TreeInnerSelector(random_state=0).fit(polars_frame, y)
+    assert sel.scores_.shape == (5,)
+
+
+def test_datetime_and_text_columns_are_named_with_the_conversion():
+    X, y = data()
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["sold"] = pd.date_range("2020-01-01", periods=len(frame))
+    with pytest.raises(ValueError, match=r"Column 'sold' of X holds dates.*\.dt\.days"):
+        TreeInnerSelector(random_state=0).fit(frame, y)
+    frame = frame.drop(columns="sold").assign(city=np.where(y > 0, "x", "y"))
+    with pytest.raises(
+        ValueError, match=r"'city' of X holds text.*astype\('category'\)"
+    ):
+        TreeInnerSelector(random_state=0).fit(frame, y)
+    pl = pytest.importorskip("polars")
+    with pytest.raises(ValueError, match=r"'city'.*cast\(pl\.Categorical\)"):
+        est = xgb.XGBRegressor(enable_categorical=True, **small())
+        TreeInnerSelector(est, random_state=0).fit(pl.from_pandas(frame), y)
+
+
+# -- no silent nonsense --------------------------------------------------------------
+def test_inf_in_x_is_one_line_naming_the_column():
+    X, y = data()
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame.loc[7, "c"] = np.inf
+    with pytest.raises(
+        ValueError, match=r"infinite values in column 'c' \(first at row 7\)"
+    ):
+        TreeInnerSelector(random_state=0).fit(frame, y)
+    model = xgb.XGBRegressor(**small()).fit(X, y)
+    for call in (lambda: tree_inner(model, frame, y), lambda: predecomp(model, frame)):
+        with pytest.raises(ValueError, match="column 'c'"):
+            call()
+    Xa = X.copy()
+    Xa[5, 2] = -np.inf
+    with pytest.raises(ValueError, match=r"column 2 \(first at row 5\)"):
+        tree_inner(model, Xa, y)
+
+
+def test_lightgbm_routes_inf_itself_so_it_passes():
+    lgb = pytest.importorskip("lightgbm")
+    X, y = data()
+    model = lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(X, y)
+    Xi = X.copy()
+    Xi[0, 0] = np.inf
+    assert np.isfinite(tree_inner(model, Xi, y)).all()
+
+
+@pytest.mark.parametrize(
+    "n, kwargs",
+    [(2, {}), (5, {"cv": 5}), (300, {"validation_fraction": 0.001})],
+)
+def test_too_few_scoring_rows_is_an_error_not_a_selection(n, kwargs):
+    X, y = data(n=max(n, 2))
+    with pytest.raises(ValueError, match=r"(at least 5 per split|Cannot split)"):
+        TreeInnerSelector(xgb.XGBRegressor(**small()), **kwargs).fit(X[:n], y[:n])
+
+
+def test_empty_x_is_an_error():
+    X, y = data()
+    with pytest.raises(ValueError, match="0 sample"):
+        TreeInnerSelector().fit(X[:0], y[:0])
+    with pytest.raises(ValueError, match=r"shape \(0, 4\)"):
+        TreeInnerSelector().fit(pd.DataFrame(X[:0]), y[:0])
+
+
+def test_all_constant_x_warns_that_nothing_can_be_selected():
+    X, y = data()
+    with pytest.warns(UserWarning, match="holds a single value") as record:
+        sel = TreeInnerSelector(xgb.XGBRegressor(**small())).fit(np.ones_like(X), y)
+    assert not sel.support_.any()
+    assert record[0].filename == __file__
+
+
+# -- split errors that name the real cause -------------------------------------------
+def test_groups_of_the_wrong_length_say_so():
+    X, y = data()
+    with pytest.raises(ValueError, match="groups has 10 entries but X has 300 rows"):
+        TreeInnerSelector(xgb.XGBRegressor(**small())).fit(X, y, groups=np.arange(10))
+
+
+def test_group_kfold_without_groups_asks_for_groups():
+    from sklearn.model_selection import GroupKFold
+
+    X, y = data()
+    with pytest.raises(ValueError, match=r"no groups were given: pass them as fit"):
+        TreeInnerSelector(xgb.XGBRegressor(**small()), cv=GroupKFold(3)).fit(X, y)
+
+
+def test_single_row_class_names_the_class_not_stratification():
+    X, y = data()
+    labels = (y > 0).astype(int)
+    labels[0] = 7
+    with pytest.raises(ValueError, match=r"class\(es\) \[7\] have a single row") as e:
+        TreeInnerSelector(xgb.XGBClassifier(**small()), cv=5).fit(X, labels)
+    assert "stratified" not in str(e.value)
+
+
+def test_cli_drop_suggestion_is_accepted_by_its_parser(capsys, tmp_path):
+    X, y = data()
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["t1"] = np.where(y > 0, "u", "v")
+    frame["t2"] = np.where(X[:, 1] > 0, "p", "q")
+    frame["y"] = y
+    path = tmp_path / "d.csv"
+    frame.to_csv(path, index=False)
+    assert main(["select", str(path), "-t", "y", "-q"]) == 1
+    err = capsys.readouterr().err
+    suggestion = err.split("leave them out with ")[1].split()
+    assert suggestion[0] == "--drop"
+    argv = ["select", str(path), "-t", "y", "-q", "--n-estimators", "5"]
+    assert main([*argv, *suggestion]) == 0
+
+
+# -- threads ------------------------------------------------------------------------
+def test_cli_threads_and_n_jobs_reach_the_booster(capsys, tmp_path, monkeypatch):
+    from skl_treeinner import _selector
+
+    X, y = data()
+    frame = pd.DataFrame(X, columns=list("abcd")).assign(y=y)
+    path = tmp_path / "d.csv"
+    frame.to_csv(path, index=False)
+    seen = {}
+    real_fit = _selector.TreeInnerSelector.fit
+
+    def spy(self, X, y=None, **kw):
+        from threadpoolctl import threadpool_info
+
+        seen["n_jobs"] = self.n_jobs
+        seen["booster_threads"] = self.estimator.get_params()["n_jobs"]
+        seen["openmp"] = {i["num_threads"] for i in threadpool_info()}
+        return real_fit(self, X, y, **kw)
+
+    monkeypatch.setattr(_selector.TreeInnerSelector, "fit", spy)
+    argv = ["select", str(path), "-t", "y", "-q", "--n-estimators", "5", "--cv", "2"]
+    assert main([*argv, "--n-jobs", "2", "--threads", "1"]) == 0
+    assert seen["n_jobs"] == 2 and seen["booster_threads"] == 1
+    assert seen["openmp"] == {1}
+    with pytest.raises(SystemExit):
+        main([*argv, "--n-jobs", "0"])
+    with pytest.raises(SystemExit):
+        main([*argv, "--threads", "0"])
+
+
+def test_xgboost_classifier_detected_without_sklearn_tags(monkeypatch):
+    # XGBoost before 2.1.4 declares no scikit-learn tags: is_classifier says
+    # False, and the selector must still stratify and encode labels.
+    from skl_treeinner import _crossfit
+
+    monkeypatch.setattr(_crossfit, "sklearn_is_classifier", lambda est: False)
+    X, y = data()
+    labels = np.where(y > 0, "yes", "no")
+    sel = TreeInnerSelector(xgb.XGBClassifier(**small()), random_state=0).fit(X, labels)
+    assert sel.scores_.shape == (4,)
+
+
+def test_package_imports_without_private_sklearn_dataframe_module(monkeypatch):
+    # scikit-learn 1.6 and 1.7 have no sklearn.utils._dataframe.
+    monkeypatch.setitem(sys.modules, "sklearn.utils._dataframe", None)
+    for name in [m for m in sys.modules if m.startswith("skl_treeinner")]:
+        monkeypatch.delitem(sys.modules, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import skl_treeinner  # noqa: F401
