@@ -110,7 +110,7 @@ def test_datetime_and_text_columns_are_named_with_the_conversion():
 # -- no silent nonsense --------------------------------------------------------------
 def test_inf_in_x_is_one_line_naming_the_column():
     X, y = data()
-    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame = pd.DataFrame(X.copy(), columns=list("abcd"))  # pandas < 3 shares X
     frame.loc[7, "c"] = np.inf
     with pytest.raises(
         ValueError, match=r"infinite values in column 'c' \(first at row 7\)"
@@ -251,3 +251,37 @@ def test_package_imports_without_private_sklearn_dataframe_module(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import skl_treeinner  # noqa: F401
+
+
+def test_ci_lowest_constraints_are_the_pyproject_floors():
+    # CI proves the floors only if .ci/constraints-lowest.txt pins exactly them.
+    import re
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    floors = {}
+    for spec in [
+        *project["dependencies"],
+        *(s for extra in project["optional-dependencies"].values() for s in extra),
+    ]:
+        match = re.fullmatch(r"([A-Za-z0-9_.-]+)(\[[^]]*\])?>=([0-9.]+)(;.*)?", spec)
+        if match and not match.group(1).startswith("skl-treeinner"):
+            floors.setdefault(match.group(1).lower(), set()).add(match.group(3))
+    pins = {}
+    for line in (root / ".ci" / "constraints-lowest.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[name.lower()] = version
+
+    def release(text):
+        parts = [int(p) for p in text.split(".")]
+        return tuple(parts + [0] * (3 - len(parts)))
+
+    for name, version in pins.items():
+        assert name in floors, f"{name} is pinned but has no floor in pyproject"
+        assert len(floors[name]) == 1, f"{name} has several floors {floors[name]}"
+        assert release(version) == release(next(iter(floors[name]))), name
+    core = {"numpy", "scipy", "scikit-learn", "xgboost"}
+    assert core <= set(pins)

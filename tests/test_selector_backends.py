@@ -5,6 +5,8 @@ refitted on the same rows, early stopping included (the rows set aside for it
 are recomputed from the documented rule and must never be held-out rows).
 """
 
+import inspect
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -97,11 +99,15 @@ def test_lightgbm_early_stopping_callback(lgb):
     def fit(train):
         i = next(k for k, (tr, _) in enumerate(splits) if tr is train)
         fit_rows, stop_rows = carved[i]
+        # LightGBM >= 4.7 takes eval_X/eval_y; before, eval_set.
+        if "eval_X" in inspect.signature(est.fit).parameters:
+            rows = {"eval_X": (X[stop_rows],), "eval_y": (y[stop_rows],)}
+        else:
+            rows = {"eval_set": [(X[stop_rows], y[stop_rows])]}
         return clone(est).fit(
             X[fit_rows],
             y[fit_rows],
-            eval_X=(X[stop_rows],),
-            eval_y=(y[stop_rows],),
+            **rows,
             callbacks=[lgb.early_stopping(3, verbose=False)],
         )
 

@@ -542,7 +542,9 @@ def test_pin_gb_layout():
     model = gb("multiclass", n_estimators=3).fit(X, y)
     assert model.estimators_.shape == (3, 3)
     tree = model.estimators_[0, 0]
-    assert tree.criterion == "squared_error"
+    # scikit-learn < 1.7 grows the stage trees with friedman_mse: the same node
+    # values (means of the residual) and impurities, another split search.
+    assert tree.criterion in ("squared_error", "friedman_mse")
     assert tree.tree_.value.shape[1:] == (1, 1)
     assert type(model.init_).__name__ == "DummyClassifier"
     assert model.apply(X).shape == (200, 3, 3)
