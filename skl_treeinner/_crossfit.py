@@ -33,7 +33,7 @@ from sklearn.model_selection import (
 )
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
-from sklearn.utils.metadata_routing import process_routing
+from sklearn.utils.metadata_routing import _routing_enabled, process_routing
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_method_params
 from threadpoolctl import threadpool_limits
@@ -53,6 +53,7 @@ __all__ = [
     "early_stopping_reader",
     "final_step",
     "make_jobs",
+    "make_plan",
     "make_splits",
     "pipeline_step_params",
     "run_splits",
@@ -161,7 +162,7 @@ def check_supported(estimator):
     return final
 
 
-def weight_key(estimator, routing: bool) -> str:
+def weight_key_of(estimator, routing: bool) -> str:
     """Name the fit parameter under which the booster gets sample weights."""
     if isinstance(estimator, Pipeline) and not routing:
         return f"{estimator.steps[-1][0]}__sample_weight"
@@ -196,6 +197,48 @@ def pipeline_step_params(pipe, params, routing: bool) -> dict:
             )
         per_step[name][param] = value
     return per_step
+
+
+def make_plan(selector, base, X, y, weight, *, sample_weight, groups, fit_params):
+    """Resolve metadata routing once: the cross-fitting plan and split params.
+
+    ``selector`` is the fitting TreeInnerSelector (its ``cv``, ``attribution``,
+    input features and metadata requests).
+    """
+    routing = _routing_enabled()
+    weight_key = weight_key_of(base, routing)
+    # ``weight`` is the checked array; routing receives what the user gave.
+    if routing:
+        params = dict(fit_params)
+        if groups is not None and selector.cv is not None:
+            params["groups"] = groups
+        routed = process_routing(selector, "fit", sample_weight=sample_weight, **params)
+        booster_params = dict(routed.estimator.fit)
+        split_params = dict(routed.splitter.split) if selector.cv else {}
+    else:
+        booster_params = dict(fit_params)
+        if sample_weight is not None:
+            booster_params[weight_key] = weight
+        split_params = {} if groups is None else {"groups": groups}
+    final = final_step(base)
+    early_stopping = early_stopping_reader(final, booster_params)
+    step_params = None
+    if early_stopping is not None and final is not base:
+        step_params = pipeline_step_params(base, booster_params, routing)
+    plan = CrossFitPlan(
+        estimator=base,
+        X=X,
+        y=y,
+        sample_weight=weight,
+        fit_params=booster_params,
+        weight_key=weight_key,
+        es_reader=early_stopping,
+        step_params=step_params,
+        attribution=selector.attribution,
+        n_features_in=selector.n_features_in_,
+        feature_names_in=getattr(selector, "feature_names_in_", None),
+    )
+    return plan, split_params
 
 
 # -- which rows --------------------------------------------------------------------

@@ -28,8 +28,6 @@ from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
-    _routing_enabled,
-    process_routing,
 )
 from sklearn.utils.validation import (
     check_is_fitted,
@@ -40,13 +38,13 @@ from . import _crossfit, _cutoff
 from ._crossfit import EARLY_STOPPING_FRACTION
 from ._readers import default_estimator, reader_class
 from ._validation import (
-    MANY_CLASSES,
     check_fit_input,
     check_prefit,
     check_target_suits_estimator,
     is_pandas_df,
     is_polars_df,
     target_is_classes,
+    warn_many_integer_classes,
 )
 
 __all__ = ["EARLY_STOPPING_FRACTION", "TreeInnerSelector"]
@@ -357,7 +355,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
             reader=reader_class(final) if final is base else None,
         )
         if self.estimator is None and classifier:
-            _warn_many_integer_classes(y)
+            warn_many_integer_classes(y)
         y_fit = check_target_suits_estimator(y, classifier, final)
 
         if self.prefit:
@@ -367,7 +365,8 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         else:
             if classifier:  # 0..K-1, as XGBoost requires
                 y_fit = np.unique(y_fit, return_inverse=True)[1].astype(np.int64)
-            plan, split_params = self._plan(
+            plan, split_params = _crossfit.make_plan(
+                self,
                 base,
                 X,
                 y_fit,
@@ -415,43 +414,6 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         # The cut-off is derived on demand; evaluate it once, so that a bad
         # threshold or max_features fails fit rather than transform.
         _ = self.support_
-
-    def _plan(self, base, X, y, weight, *, sample_weight, groups, fit_params):
-        """Resolve metadata routing once: the cross-fitting plan and split params."""
-        routing = _routing_enabled()
-        weight_key = _crossfit.weight_key(base, routing)
-        # ``weight`` is the checked array; routing receives what the user gave.
-        if routing:
-            params = dict(fit_params)
-            if groups is not None and self.cv is not None:
-                params["groups"] = groups
-            routed = process_routing(self, "fit", sample_weight=sample_weight, **params)
-            booster_params = dict(routed.estimator.fit)
-            split_params = dict(routed.splitter.split) if self.cv else {}
-        else:
-            booster_params = dict(fit_params)
-            if sample_weight is not None:
-                booster_params[weight_key] = weight
-            split_params = {} if groups is None else {"groups": groups}
-        final = _crossfit.final_step(base)
-        early_stopping = _crossfit.early_stopping_reader(final, booster_params)
-        step_params = None
-        if early_stopping is not None and final is not base:
-            step_params = _crossfit.pipeline_step_params(base, booster_params, routing)
-        plan = _crossfit.CrossFitPlan(
-            estimator=base,
-            X=X,
-            y=y,
-            sample_weight=weight,
-            fit_params=booster_params,
-            weight_key=weight_key,
-            es_reader=early_stopping,
-            step_params=step_params,
-            attribution=self.attribution,
-            n_features_in=self.n_features_in_,
-            feature_names_in=getattr(self, "feature_names_in_", None),
-        )
-        return plan, split_params
 
     def _score_prefit(self, X, y, weight, base):
         check_prefit(self, base)
@@ -631,19 +593,3 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
             tags.input_tags.sparse = inner.sparse
             tags.input_tags.categorical = inner.categorical
         return tags
-
-
-def _warn_many_integer_classes(y) -> None:
-    """Say how to ask for regression when integers made many classes."""
-    if y.dtype.kind not in "iu":
-        return
-    n_classes = np.unique(y).size
-    if n_classes > MANY_CLASSES:
-        warnings.warn(
-            f"y holds {n_classes} distinct integers, so the default booster fits "
-            f"a {n_classes}-class classifier (integer targets are class labels). "
-            "For a numeric target pass y.astype(float), or a regressor as "
-            "estimator.",
-            UserWarning,
-            stacklevel=5,
-        )

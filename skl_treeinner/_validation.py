@@ -25,6 +25,7 @@ __all__ = [
     "check_no_infinity",
     "constant_columns",
     "target_is_classes",
+    "warn_many_integer_classes",
     "check_params",
     "check_fit_input",
     "check_prefit",
@@ -387,3 +388,19 @@ def constant_columns(X) -> np.ndarray | None:
         else values == first
     )
     return same.all(axis=0)
+
+
+def warn_many_integer_classes(y) -> None:
+    """Say how to ask for regression when integers made many classes."""
+    if y.dtype.kind not in "iu":
+        return
+    n_classes = np.unique(y).size
+    if n_classes > MANY_CLASSES:
+        warnings.warn(
+            f"y holds {n_classes} distinct integers, so the default booster fits "
+            f"a {n_classes}-class classifier (integer targets are class labels). "
+            "For a numeric target pass y.astype(float), or a regressor as "
+            "estimator.",
+            UserWarning,
+            stacklevel=5,
+        )
