@@ -53,7 +53,7 @@ examples:
       held-out TreeInner against in-sample gain on generated data (~10 s)
   skl-treeinner select houses.csv --target price
       rank the columns of houses.csv by how much they help predict price on
-      rows the model never saw; keep those scoring above 0
+      rows the model never saw; keep those that significantly help (p < 0.05)
   skl-treeinner select churn.parquet -t churned --categorical --cv 10 \\
       --out scores.json --out-data selected.parquet --plot scores.png
 
@@ -72,11 +72,12 @@ examples:
 how it works: the booster is fitted K times (--cv K), each time on all rows
 but one fold; every feature is scored with TreeInner on the fold the model
 did not see, and the K scores are added up. A feature the model only
-overfits to scores below 0 in expectation, so the default keeps the
-features scoring above 0. The table on stdout lists, per feature, the score,
-its standard error (s.e., sqrt(K) times the standard deviation of the K
-per-fold scores), in how many folds it scored above 0, and whether it is
-selected.
+overfits to scores below 0 in expectation. The score is a sum over rows, so
+it has a standard error (s.e., from the spread of the rows' terms) and a
+one-sided test of "this feature does not help on new rows"; the default
+keeps the features whose p-value is below 0.05 (--alpha). The table on
+stdout lists, per feature, the score, its s.e., the p-value, in how many
+folds it scored above 0, and whether it is selected.
 """
 
 
@@ -87,6 +88,22 @@ def _threshold(text: str):
         return parse_threshold(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from e
+
+
+def _alpha(text: str):
+    """Read ``--alpha``: a level in (0, 1), or 'none' to turn the test off."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a significance level: pass a number between 0 and "
+            "1 (such as 0.05), or 'none' to select on the score alone"
+        )
+    return value
 
 
 def _max_features(text: str):
@@ -272,11 +289,19 @@ def build_parser() -> argparse.ArgumentParser:
         "of the rows and scores the other half",
     )
     scoring.add_argument(
+        "--alpha",
+        type=_alpha,
+        default=0.05,
+        metavar="A",
+        help="keep the features whose one-sided p-value is below A (default "
+        "0.05); 'none' keeps every feature that passes --threshold",
+    )
+    scoring.add_argument(
         "--threshold",
         type=_threshold,
         default=0.0,
         metavar="T",
-        help="keep the features scoring above T: a number (default 0), 'mean', "
+        help="and scoring above T: a number (default 0), 'mean', "
         "'median' or a multiple such as '0.5*mean'",
     )
     scoring.add_argument(
@@ -448,6 +473,7 @@ def _select(args) -> None:
         estimator,
         attribution=args.attribution,
         cv=args.cv if args.cv > 1 else None,
+        alpha=args.alpha,
         threshold=args.threshold,
         max_features=max_features,
         random_state=args.random_state,
@@ -475,6 +501,8 @@ def _select(args) -> None:
     print(format_table(table))
     names = [row["feature"] for row in table if row["selected"]]
     rule = f"score > {selector.threshold_:.6g}"
+    if args.alpha is not None:
+        rule = f"p < {args.alpha:g} and {rule}"
     if max_features is not None:
         rule += f", at most {max_features}"
     print(
@@ -529,6 +557,8 @@ def _write_scores(pd, path: Path, table, selector, args, task) -> None:
             "estimator": args.estimator,
             "attribution": args.attribution,
             "n_splits": int(selector.split_scores_.shape[0]),
+            "n_scored_rows": float(selector.n_scored_rows_),
+            "alpha": args.alpha,
             # JSON has no infinity: --threshold -inf is written as a string
             "threshold": (
                 float(selector.threshold_)
@@ -540,7 +570,7 @@ def _write_scores(pd, path: Path, table, selector, args, task) -> None:
                 {
                     key: value
                     for key, value in row.items()
-                    if key not in ("n_splits", "column", "score_se")
+                    if key not in ("n_splits", "column")
                 }
                 for row in table
             ],
@@ -555,6 +585,8 @@ def _write_scores(pd, path: Path, table, selector, args, task) -> None:
                 "rank",
                 "feature",
                 "score",
+                "score_se",
+                "pvalue",
                 "split_sd",
                 "positive_splits",
                 "selected",

@@ -481,19 +481,25 @@ def score_features(
     feature_names_in,
     verbose=0,
 ):
-    """TreeInner of every input feature of the fitted ``est`` on the rows (X, y)."""
+    """Per-row TreeInner terms of every input feature of ``est`` on (X, y).
+
+    Returns an array of shape (n_rows, n_features_in): ``tree_inner(...,
+    per_sample=True)`` mapped back to the input features; its column sums
+    are the scores.
+    """
     kwargs = {
         "attribution": attribution,
         "sample_weight": sample_weight,
+        "per_sample": True,
         "verbose": verbose,
     }
     if isinstance(est, Pipeline) and len(est.steps) > 1:
         pre, model = est[:-1], est.steps[-1][1]
         raw = tree_inner(model, pre.transform(X), y, **kwargs)
-        scores = np.zeros(n_features_in)
-        columns = _input_columns(pre, raw.size, n_features_in, feature_names_in)
-        scores[columns] = raw
-        return scores
+        z = np.zeros((raw.shape[0], n_features_in))
+        columns = _input_columns(pre, raw.shape[1], n_features_in, feature_names_in)
+        z[:, columns] = raw
+        return z
     return tree_inner(final_step(est), X, y, **kwargs)
 
 
@@ -509,8 +515,8 @@ def _set_threads(est, threads):
 def fit_and_score(plan: CrossFitPlan, job: SplitJob):
     """Fit a clone on one split's training rows and score its held-out rows.
 
-    Returns the split's index, the fitted clone, its scores and the seconds
-    it took.
+    Returns the split's index, the fitted clone, the per-row contributions
+    on its held-out rows (n_test, n_features) and the seconds it took.
     """
     start = time.perf_counter()
     est = clone(plan.estimator)
@@ -519,7 +525,7 @@ def fit_and_score(plan: CrossFitPlan, job: SplitJob):
     w_test = None if plan.sample_weight is None else plan.sample_weight[job.test]
     with threadpool_limits(limits=plan.threads):
         _fit(est, plan, job)
-        scores = score_features(
+        contributions = score_features(
             est,
             _safe_indexing(plan.X, job.test),
             plan.y[job.test],
@@ -529,7 +535,7 @@ def fit_and_score(plan: CrossFitPlan, job: SplitJob):
             feature_names_in=plan.feature_names_in,
             verbose=plan.verbose,
         )
-    return job.index, est, scores, time.perf_counter() - start
+    return job.index, est, contributions, time.perf_counter() - start
 
 
 def _write(bar, line: str) -> None:
@@ -544,7 +550,9 @@ def _write(bar, line: str) -> None:
 def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
     """Fit and score every split, in parallel if asked; results in split order.
 
-    Returns the fitted estimators and the (n_splits, n_features) scores.
+    Returns the fitted estimators and, per split, the per-row contributions
+    on its held-out rows (n_test, n_features), whose column sums are the
+    split's scores.
     ``name`` prefixes the progress bar and lines (the selector's class name).
     """
     n_workers = min(effective_n_jobs(n_jobs), len(jobs))
@@ -572,8 +580,8 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
         unit="split",
     )
     done = {}
-    for i, est, split_scores, seconds in bar:
-        done[i] = (est, split_scores)
+    for i, est, contributions, seconds in bar:
+        done[i] = (est, contributions)
         if verbose > 1:
             job = jobs[i]
             fitted_on = f"{job.train.size} rows" + (
@@ -587,5 +595,5 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
                 f"scored on {job.test.size} held-out rows, {seconds:.1f}s",
             )
     estimators = [done[i][0] for i in range(len(jobs))]
-    scores = [done[i][1] for i in range(len(jobs))]
-    return estimators, np.vstack(scores)
+    contributions = [done[i][1] for i in range(len(jobs))]
+    return estimators, contributions

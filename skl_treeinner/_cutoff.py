@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import (
 )
 
 __all__ = [
+    "ALPHA_CONSTRAINTS",
     "MAX_FEATURES_CONSTRAINTS",
     "THRESHOLD_CONSTRAINTS",
     "parse_max_features",
@@ -30,6 +31,8 @@ __all__ = [
     "threshold_value",
 ]
 
+#: What ``alpha`` may be: a significance level in (0, 1), or None (no test).
+ALPHA_CONSTRAINTS = [Interval(Real, 0, 1, closed="neither"), None]
 #: What ``threshold`` may be: a number, "mean", "median", "1.25*mean", a callable.
 THRESHOLD_CONSTRAINTS = [Real, str, callable]
 #: What ``max_features`` may be: a count, a fraction in (0, 1], a callable on X.
@@ -109,14 +112,19 @@ def rank(scores) -> np.ndarray:
     return ranking
 
 
-def select(scores, threshold: float, max_count: int | None) -> np.ndarray:
+def select(
+    scores, threshold: float, max_count: int | None, *, pvalues=None, alpha=None
+) -> np.ndarray:
     """Keep the features scoring strictly above ``threshold``, at most ``max_count``.
 
-    Of the features above the threshold, the best-ranked ``max_count`` are
-    kept (ties in column order). Returns a boolean mask.
+    With ``alpha`` (and ``pvalues``), a feature must also have a p-value
+    strictly below ``alpha``. Of the features that pass, the best-ranked
+    ``max_count`` are kept (ties in column order). Returns a boolean mask.
     """
     scores = np.asarray(scores)
     support = scores > threshold
+    if alpha is not None:
+        support &= np.asarray(pvalues) < alpha
     if max_count is not None:
         order = np.argsort(-scores, kind="mergesort")
         support[order[max_count:]] = False

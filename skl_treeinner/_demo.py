@@ -93,7 +93,8 @@ def run_demo(
 
     On :func:`make_demo_data`, a :class:`~skl_treeinner.TreeInnerSelector`
     cross-fits XGBoost over ``CV`` folds and keeps the features whose summed
-    held-out score is positive; :class:`~sklearn.feature_selection.SelectFromModel`
+    held-out score is significantly positive (one-sided p-value below 0.05,
+    the selector's default); :class:`~sklearn.feature_selection.SelectFromModel`
     keeps the features whose in-sample total gain, from XGBoost fitted on all
     the rows, is above the mean. Prints a ranked table of every feature and,
     for both methods, the ROC AUC of the scores against the truth and the
@@ -111,7 +112,8 @@ def run_demo(
     Returns
     -------
     result : dict
-        ``scores``, ``split_scores``, ``gain`` (arrays), ``relevant``,
+        ``scores``, ``split_scores``, ``scores_se``, ``pvalues``, ``gain``
+        (arrays), ``relevant``,
         ``support``, ``gain_support`` (boolean masks), ``auc_tree_inner``,
         ``auc_gain``, ``precision_tree_inner``, ``recall_tree_inner``,
         ``precision_gain``, ``recall_gain`` and ``seconds``.
@@ -161,8 +163,12 @@ def run_demo(
         f"saw ({seconds:.1f}s);"
     )
     print_fn(
-        "  it selects the features scoring > 0; s.e. is the score's standard "
-        "error over the folds."
+        "  a score is a sum over rows, so it has a standard error (s.e.); the "
+        "selector keeps"
+    )
+    print_fn(
+        "  the features scoring above 0 by more than chance allows (one-sided "
+        f"p < {selector.alpha:g})."
     )
     print_fn(
         "in-sample gain: SelectFromModel on the total gain of XGBoost fitted on all "
@@ -196,6 +202,8 @@ def run_demo(
     return {
         "scores": scores,
         "split_scores": split_scores,
+        "scores_se": selector.scores_se_,
+        "pvalues": selector.pvalues_,
         "gain": gain,
         "relevant": truth,
         "support": support,

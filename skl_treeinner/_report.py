@@ -1,11 +1,13 @@
 """One score table for every place that shows a selector's scores.
 
-The command line (screen, CSV, JSON) and the demo print the same rows, built
-by :func:`score_table`, with one spread convention, shared with
-:func:`skl_treeinner.plotting.plot_scores`: the **standard error of the
-score**. ``scores_`` is the sum of the ``S`` split scores, so if the splits
-were independent draws its standard error would be
-``sqrt(S) * std(split_scores_, ddof=1)`` (:func:`score_standard_error`).
+The command line (screen, CSV, JSON), the demo and
+:func:`skl_treeinner.plotting.plot_scores` show the same numbers with one
+spread convention: the **standard error of the score**, ``scores_se_``,
+computed from the per-row terms of the held-out score
+(``sqrt(m) · std(z_·k)`` over the ``m`` scored rows; see
+:class:`~skl_treeinner.TreeInnerSelector`), beside the one-sided p-value
+``pvalues_`` it gives. The spread of the split scores, ``split_sd``, is kept
+in the files for those who compare splits; it is not a standard error.
 """
 
 from __future__ import annotations
@@ -14,38 +16,17 @@ import math
 
 import numpy as np
 
-__all__ = ["format_table", "score_standard_error", "score_table"]
-
-
-def score_standard_error(split_scores) -> np.ndarray | None:
-    """Return the standard error of each feature's summed score (None: one split).
-
-    Parameters
-    ----------
-    split_scores : array-like of shape (n_splits, n_features)
-        The score of each split on its own held-out rows.
-
-    Returns
-    -------
-    ndarray of shape (n_features,) or None
-        ``sqrt(n_splits) * std(split_scores, axis=0, ddof=1)``; ``None`` when
-        a single split gives no estimate of the spread.
-    """
-    split_scores = np.asarray(split_scores, dtype=np.float64)
-    n_splits = split_scores.shape[0]
-    if n_splits < 2:
-        return None
-    return math.sqrt(n_splits) * split_scores.std(axis=0, ddof=1)
+__all__ = ["format_table", "score_table"]
 
 
 def score_table(selector, names=None) -> list[dict]:
     """One dict per feature of a fitted selector, best first.
 
     Keys: ``rank``, ``feature``, ``column`` (its index in X), ``score``,
-    ``score_se`` (the standard error, ``None`` with one split), ``split_sd``
-    (the standard deviation of the split scores, ``None`` with one split),
-    ``positive_splits``, ``n_splits``, ``selected`` and ``split_scores``
-    (a list).
+    ``score_se`` (its standard error, ``scores_se_``), ``pvalue``
+    (``pvalues_``), ``split_sd`` (the standard deviation of the split
+    scores, ``None`` with one split), ``positive_splits``, ``n_splits``,
+    ``selected`` and ``split_scores`` (a list).
 
     ``names`` defaults to ``feature_names_in_``, else ``x0``, ``x1``, ...
     """
@@ -57,7 +38,6 @@ def score_table(selector, names=None) -> list[dict]:
     split = np.asarray(selector.split_scores_, dtype=np.float64)
     n_splits = split.shape[0]
     sd = split.std(axis=0, ddof=1) if n_splits > 1 else None
-    se = None if sd is None else math.sqrt(n_splits) * sd
     support = selector.support_
     rows = []
     for j in np.argsort(selector.ranking_, kind="mergesort"):
@@ -67,7 +47,8 @@ def score_table(selector, names=None) -> list[dict]:
                 "feature": names[j],
                 "column": int(j),
                 "score": float(selector.scores_[j]),
-                "score_se": None if se is None else float(se[j]),
+                "score_se": float(selector.scores_se_[j]),
+                "pvalue": float(selector.pvalues_[j]),
                 "split_sd": None if sd is None else float(sd[j]),
                 "positive_splits": int((split[:, j] > 0).sum()),
                 "n_splits": n_splits,
@@ -76,6 +57,15 @@ def score_table(selector, names=None) -> list[dict]:
             }
         )
     return rows
+
+
+def format_pvalue(p: float) -> str:
+    """Write a p-value in at most 7 characters: 0.0123, 3.1e-05, <1e-99."""
+    if p >= 1e-3:
+        return f"{p:.4f}"
+    if p < 1e-99:
+        return "<1e-99"
+    return f"{p:.1e}"
 
 
 def number_format(values):
@@ -93,9 +83,10 @@ def number_format(values):
 def format_table(rows: list[dict], extra=()) -> str:
     """Lay out :func:`score_table` rows as text, one line per feature.
 
-    Columns: rank, feature, score, s.e., in how many splits the score is
-    above 0, selected; then ``extra``, pairs ``(header, values)`` with one
-    value per column of X (indexed by each row's ``column``).
+    Columns: rank, feature, score, s.e., one-sided p-value, in how many
+    splits the score is above 0, selected; then ``extra``, pairs
+    ``(header, values)`` with one value per column of X (indexed by each
+    row's ``column``).
     """
     width = max(7, *(len(row["feature"]) for row in rows))
     score = number_format([row["score"] for row in rows])
@@ -104,16 +95,16 @@ def format_table(rows: list[dict], extra=()) -> str:
     widths = [max(len(h), *(len(c) for c in cells)) for h, cells in added]
     header = (
         f"{'rank':>4}  {'feature':<{width}}  {'score':>11}  {'s.e.':>11}  "
-        f"{'>0 in':>6}  selected"
+        f"{'p-value':>7}  {'>0 in':>6}  selected"
     )
     header += "".join(f"  {h:<{w}}" for (h, _), w in zip(added, widths, strict=True))
     lines = [header.rstrip()]
     for i, row in enumerate(rows):
-        se = "-" if row["score_se"] is None else spread(row["score_se"])
         positive = f"{row['positive_splits']}/{row['n_splits']}"
         line = (
             f"{row['rank']:>4}  {row['feature']:<{width}}  {score(row['score']):>11}  "
-            f"{se:>11}  {positive:>6}  {'yes' if row['selected'] else '-':<8}"
+            f"{spread(row['score_se']):>11}  {format_pvalue(row['pvalue']):>7}  "
+            f"{positive:>6}  {'yes' if row['selected'] else '-':<8}"
         )
         line += "".join(
             f"  {cells[i]:<{w}}" for (_, cells), w in zip(added, widths, strict=True)

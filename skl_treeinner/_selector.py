@@ -34,7 +34,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from . import _crossfit, _cutoff
+from . import _crossfit, _cutoff, _inference
 from ._crossfit import EARLY_STOPPING_FRACTION
 from ._readers import default_estimator, reader_class
 from ._validation import (
@@ -54,6 +54,9 @@ _FITTED = (
     "estimator_",
     "estimators_",
     "scores_",
+    "scores_se_",
+    "pvalues_",
+    "n_scored_rows_",
     "split_scores_",
     "ranking_",
     "max_features_",
@@ -72,8 +75,12 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
     the residual the tree was fitting (paper 000, Def. 4, Eq. 21). On the
     training rows that is the booster's total gain (Prop. 3), which rewards the
     features the model overfits to; on held-out rows a feature the model only
-    overfits to scores negative in expectation, so the default threshold keeps
-    the features with a positive score.
+    overfits to scores negative in expectation.
+
+    The held-out score is a sum over rows, so it has a standard error, and
+    the selector tests every feature: it keeps the features whose score is
+    significantly above zero (one-sided p-value below ``alpha``), i.e. those
+    that demonstrably help the model on rows it never saw.
 
     Parameters
     ----------
@@ -108,14 +115,26 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         ``(train, test)`` index arrays.
     validation_fraction : float in (0, 1), default=0.5
         Fraction of the rows held out for scoring when ``cv=None``.
+    alpha : float in (0, 1) or None, default=0.05
+        Significance level of the one-sided test of each feature (H0: its
+        expected held-out contribution is ≤ 0; see ``pvalues_``): a feature is
+        kept when its p-value is below ``alpha`` *and* its score passes
+        ``threshold``. ``None`` turns the test off and selects on
+        ``threshold`` alone (``alpha=None, threshold=0`` is the rule of earlier
+        versions: score > 0).
+        Each feature is tested at this level, with no correction for the
+        number of features (measured to lose more relevant features than it
+        saves noise ones; see the user guide). Changing it with
+        ``set_params`` re-selects without refitting.
     threshold : float, str or callable, default=0.0
-        Features whose score is strictly greater are kept. A string is
+        Features whose score is strictly greater are kept (and, with
+        ``alpha``, pass the test). A string is
         ``"mean"``, ``"median"`` or a scaled one such as ``"1.25*mean"``, as in
         :class:`~sklearn.feature_selection.SelectFromModel`; a callable
         receives ``scores_`` and returns the threshold.
     max_features : int, float, callable or None, default=None
-        Keep at most this many of the features that pass the threshold, the
-        best-ranked first: an int, a fraction of the features in (0, 1]
+        Keep at most this many of the features that pass the test and the
+        threshold, the best-ranked first: an int, a fraction of the features in (0, 1]
         (at least one), or a callable on X returning an int.
     prefit : bool, default=False
         Whether ``estimator`` is already fitted. Then ``fit(X, y)`` scores it on
@@ -146,15 +165,30 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
     scores_ : ndarray of shape (n_features,)
         TreeInner score of each input feature, summed over splits (and over
         classes for multi-class models).
+    scores_se_ : ndarray of shape (n_features,)
+        Standard error of ``scores_``: ``sqrt(m) · std(z_·k)`` over the
+        ``m`` scored rows, where ``z_ik`` is row i's term of the score
+        (``tree_inner(..., per_sample=True)``), pooled over the splits (a row
+        scored by several splits enters once, with the sum of its terms).
+    pvalues_ : ndarray of shape (n_features,)
+        One-sided p-value of each feature: H0 "its expected contribution on a
+        new row is ≤ 0" against "> 0", from ``t = scores_ / scores_se_`` and
+        Student's t with ``m - 1`` degrees of freedom. Calibrated under H0
+        (tested by simulation on data where y is independent of X).
+    n_scored_rows_ : float
+        ``m``: the number of distinct held-out rows the scores were computed
+        on; with ``sample_weight``, the sum of their weights (frequency
+        weights, as in scikit-learn: a weight of 2 counts as two rows).
     split_scores_ : ndarray of shape (n_splits, n_features)
         The score of each split, on its own held-out rows.
     ranking_ : ndarray of shape (n_features,)
         Rank of each feature by score, 1 for the best; ties are ranked in
         column order.
     support_ : ndarray of shape (n_features,), bool
-        The selected features. Derived from ``scores_`` and the current
-        ``threshold`` and ``max_features``: ``set_params(threshold=...)``
-        re-selects without refitting, as in ``SelectFromModel``, and so does
+        The selected features. Derived from ``scores_``, ``pvalues_`` and the
+        current ``alpha``, ``threshold`` and ``max_features``:
+        ``set_params(alpha=..., threshold=...)`` re-selects without
+        refitting, as ``SelectFromModel`` does for its threshold, and so does
         a numeric ``max_features`` (which ``SelectFromModel`` fixes at fit).
     threshold_ : float
         The threshold the scores are compared with (derived likewise).
@@ -197,6 +231,14 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
     booster's fit (under metadata routing, when the booster requests it) and
     always weights the inner product on the held-out rows.
 
+    *The test.* Given the fitted models, the held-out rows are independent
+    draws, so the per-row terms ``z_ik`` of the score are independent and
+    ``scores_se_`` and ``pvalues_`` follow from their mean and spread (the
+    rows of all splits pooled, as in double machine learning). The test is
+    conditional on the fitted models: it asks whether *these* models use the
+    feature to good effect on new rows. More held-out rows, or cross-fitting
+    (every row scored once), give it more power.
+
     *Pipelines.* Scores are computed for the booster's own input columns and
     mapped back to the input features by the names the earlier steps report
     (``get_feature_names_out``, with ``ColumnTransformer`` prefixes removed),
@@ -227,6 +269,8 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
     ... ).fit(X, y)
     >>> selector.scores_.shape, selector.split_scores_.shape
     ((50,), (1, 50))
+    >>> bool((selector.pvalues_[selector.support_] < 0.05).all())
+    True
     >>> bool(relevant[selector.ranking_ == 1][0])  # the best one is relevant
     True
     >>> selector.transform(X).shape[1] == int(selector.support_.sum())
@@ -240,6 +284,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         "attribution": [StrOptions({"predecomp", "treeshap"})],
         "cv": ["cv_object"],
         "validation_fraction": [Interval(RealNotInt, 0, 1, closed="neither")],
+        "alpha": _cutoff.ALPHA_CONSTRAINTS,
         "threshold": _cutoff.THRESHOLD_CONSTRAINTS,
         "max_features": _cutoff.MAX_FEATURES_CONSTRAINTS,
         "prefit": ["boolean"],
@@ -255,6 +300,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         attribution="predecomp",
         cv=None,
         validation_fraction=0.5,
+        alpha=0.05,
         threshold=0.0,
         max_features=None,
         prefit=False,
@@ -266,6 +312,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         self.attribution = attribution
         self.cv = cv
         self.validation_fraction = validation_fraction
+        self.alpha = alpha
         self.threshold = threshold
         self.max_features = max_features
         self.prefit = prefit
@@ -359,8 +406,8 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         y_fit = check_target_suits_estimator(y, classifier, final)
 
         if self.prefit:
-            scores, fitted = self._score_prefit(X, y, weight, base)
-            split_scores = scores[None, :]
+            contributions, fitted = self._score_prefit(X, y, weight, base)
+            tests = [np.arange(contributions[0].shape[0])]
             estimators = [fitted]
         else:
             if classifier:  # 0..K-1, as XGBoost requires
@@ -394,7 +441,8 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
                 seeds=rng.randint(2**31 - 1, size=len(splits)),
             )
             _crossfit.check_scoring_rows(jobs)
-            estimators, split_scores = _crossfit.run_splits(
+            tests = [job.test for job in jobs]
+            estimators, contributions = _crossfit.run_splits(
                 plan,
                 jobs,
                 n_jobs=self.n_jobs,
@@ -402,10 +450,16 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
                 name=type(self).__name__,
             )
 
+        test = _inference.one_sided_test(
+            *_inference.pool_rows(y.shape[0], tests, contributions, weight)
+        )
         self.estimators_ = estimators
         self.estimator_ = estimators[0]
-        self.split_scores_ = split_scores
-        self.scores_ = split_scores.sum(axis=0)
+        self.split_scores_ = np.vstack([z.sum(axis=0) for z in contributions])
+        self.scores_ = self.split_scores_.sum(axis=0)
+        self.scores_se_ = test.se
+        self.pvalues_ = test.pvalues
+        self.n_scored_rows_ = test.n_rows
         self.ranking_ = _cutoff.rank(self.scores_)
         self.max_features_ = _cutoff.resolve_max_features(
             self.max_features, self.n_features_in_, X
@@ -418,7 +472,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
     def _score_prefit(self, X, y, weight, base):
         check_prefit(self, base)
         fitted = copy.deepcopy(base)
-        scores = _crossfit.score_features(
+        contributions = _crossfit.score_features(
             fitted,
             X,
             y,
@@ -427,7 +481,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
             n_features_in=self.n_features_in_,
             feature_names_in=getattr(self, "feature_names_in_", None),
         )
-        return scores, fitted
+        return [contributions], fitted
 
     # -- selection ---------------------------------------------------------------
     @property
@@ -442,12 +496,13 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
 
     @property
     def support_(self) -> np.ndarray:
-        """The selected features, from ``scores_`` and the current cut-off.
+        """The selected features, from the fitted statistics and the current cut-off.
 
-        Changing ``threshold`` or ``max_features`` with ``set_params``
-        re-selects without refitting; a callable ``max_features`` is evaluated
-        on the X given to ``fit`` (``max_features_``), so changing it to another
-        callable needs a new ``fit``.
+        Changing ``alpha``, ``threshold`` or ``max_features`` with
+        ``set_params`` re-selects without refitting; a callable
+        ``max_features`` is evaluated on the X given to ``fit``
+        (``max_features_``), so changing it to another callable needs a new
+        ``fit``.
         """
         check_is_fitted(self, "scores_")
         if callable(self.max_features):
@@ -459,7 +514,13 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
             count = self.max_features_
         else:
             count = _cutoff.resolve_max_features(self.max_features, self.n_features_in_)
-        return _cutoff.select(self.scores_, self.threshold_, count)
+        return _cutoff.select(
+            self.scores_,
+            self.threshold_,
+            count,
+            pvalues=self.pvalues_,
+            alpha=self.alpha,
+        )
 
     def _get_support_mask(self):
         check_is_fitted(self, "scores_")
@@ -501,7 +562,9 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         >>> X["d"] = pd.Categorical(rng.choice(["u", "v"], size=300))
         >>> y = X["a"].to_numpy() + rng.normal(size=300)
         >>> est = xgb.XGBRegressor(n_estimators=20, enable_categorical=True)
-        >>> sel = TreeInnerSelector(est, threshold=-np.inf, max_features=2)
+        >>> sel = TreeInnerSelector(
+        ...     est, alpha=None, threshold=-np.inf, max_features=2
+        ... )
         >>> sel = sel.set_output(transform="pandas").fit(X, y)
         >>> out = sel.transform(X)
         >>> out.shape[1], "a" in out.columns

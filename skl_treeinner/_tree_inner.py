@@ -23,6 +23,7 @@ def tree_inner(
     attribution="predecomp",
     sample_weight=None,
     per_iteration=False,
+    per_sample=False,
     verbose=0,
 ):
     """TreeInner score of every feature on the given rows.
@@ -78,6 +79,18 @@ def tree_inner(
         that iteration's splits (Prop. 3), so the score only grows. Summed
         over axis 0 it equals the default output to float rounding. See
         :func:`skl_treeinner.plotting.plot_score_path`.
+    per_sample : bool, default=False
+        Return each row's term of the sum over i in Eq. 21 instead of the
+        sum: entry ``[i, k]`` is
+        ``z_ik = -Σ_m α_m⁻¹ w_i · r_{m,k}(x_i) · g_{i,m}``, summed over
+        classes for multi-class models. Summed over axis 0 it equals the
+        default output to float rounding. On held-out rows, given the model,
+        the rows are independent draws, so the ``z_·k`` are too: their
+        spread gives the standard error of the score,
+        ``sqrt(n) · std(z_·k)``, and a test of whether feature k helps on new
+        rows (what :class:`~skl_treeinner.TreeInnerSelector` reports as
+        ``scores_se_`` and ``pvalues_``). Cannot be combined with
+        ``per_iteration``.
     verbose : int, default=0
         Above 0, show progress on stderr (a tqdm bar when tqdm is installed,
         else a few plain lines): over row chunks for ``"predecomp"``, over
@@ -85,9 +98,11 @@ def tree_inner(
 
     Returns
     -------
-    scores : ndarray of shape (n_features,), or (n_iterations, n_features)
+    scores : ndarray of shape (n_features,), (n_iterations, n_features) \
+or (n_samples, n_features)
         TreeInner of each feature, summed over classes for multi-class models;
-        per boosting iteration when ``per_iteration=True``.
+        per boosting iteration when ``per_iteration=True``, per row when
+        ``per_sample=True``.
 
     Raises
     ------
@@ -95,8 +110,8 @@ def tree_inner(
         If the model type is not supported.
     ValueError
         If the objective's gradient is not implemented, the model cannot be
-        attributed exactly, or y is invalid (NaN, wrong length or shape,
-        unknown labels).
+        attributed exactly, y is invalid (NaN, wrong length or shape,
+        unknown labels), or both ``per_iteration`` and ``per_sample`` are set.
 
     See Also
     --------
@@ -116,6 +131,14 @@ def tree_inner(
     grouped by iteration in a sparse (n_iterations x n_nodes) matrix before
     the product with the path table, so the extra memory is
     O(n_iterations x n_features + n_nodes), never one array per tree and row.
+
+    With ``per_sample=True`` and PreDecomp, each chunk of rows becomes one
+    sparse (rows x n_nodes) matrix holding, at the leaf each row reaches in
+    each tree, that row's weighted residual over the learning rate; its
+    product with the path table is the chunk's rows of z. The work is that of
+    :func:`predecomp` and the memory O(n_samples x n_features). With TreeSHAP,
+    each round's values are multiplied by the round's residuals row by row
+    and accumulated.
 
     References
     ----------
@@ -143,13 +166,29 @@ def tree_inner(
     (50, 3)
     >>> bool(np.allclose(path.sum(axis=0), scores))
     True
+    >>> z = tree_inner(model, X[200:], y[200:], per_sample=True)
+    >>> z.shape                                         # (rows, features)
+    (200, 3)
+    >>> bool(np.allclose(z.sum(axis=0), scores))
+    True
     """
     _check_attribution(attribution)
     check_params(
         "tree_inner",
-        {"per_iteration": ["boolean"], "verbose": ["verbose"]},
-        {"per_iteration": per_iteration, "verbose": verbose},
+        {
+            "per_iteration": ["boolean"],
+            "per_sample": ["boolean"],
+            "verbose": ["verbose"],
+        },
+        {"per_iteration": per_iteration, "per_sample": per_sample, "verbose": verbose},
     )
+    if per_iteration and per_sample:
+        raise ValueError(
+            "per_iteration=True and per_sample=True cannot be combined: the "
+            "result would be one (n_samples x n_features) array per iteration. "
+            "Ask for one of them; per_sample's rows sum to the score, "
+            "per_iteration's rows to the same score iteration by iteration."
+        )
     return _tree_inner(
         read_model(model),
         X,
@@ -157,6 +196,7 @@ def tree_inner(
         attribution=attribution,
         sample_weight=sample_weight,
         per_iteration=per_iteration,
+        per_sample=per_sample,
         verbose=verbose,
     )
 
@@ -169,32 +209,87 @@ def _check_attribution(attribution) -> None:
         )
 
 
-def _tree_inner(reader, X, y, *, attribution, sample_weight, per_iteration, verbose):
+def _tree_inner(
+    reader,
+    X,
+    y,
+    *,
+    attribution,
+    sample_weight,
+    per_iteration=False,
+    per_sample=False,
+    verbose=0,
+):
     """:func:`tree_inner` on a model already read (the plots reuse the reader)."""
-    X, _, y, w = reader.rows(X, y, sample_weight)
+    X, n, y, w = reader.rows(X, y, sample_weight)
     if attribution == "treeshap":
-        return _tree_inner_treeshap(reader, X, y, w, per_iteration, verbose)
+        return _tree_inner_treeshap(reader, X, y, w, per_iteration, per_sample, verbose)
+    if per_sample:
+        return _tree_inner_predecomp_rows(reader, X, n, y, w, verbose)
     return _tree_inner_predecomp(reader, X, y, w, per_iteration, verbose)
+
+
+def _chunks(reader, X, verbose, desc, scale=1):
+    """Yield the reader's leaf chunks, behind a progress bar when ``verbose``."""
+    chunks = reader.iter_leaves(X, scale=scale)
+    if not verbose:
+        return chunks
+    return progress(
+        chunks,
+        total=reader.n_chunks(n_rows(X), scale=scale),
+        desc=desc,
+        verbose=verbose,
+        unit="chunk",
+    )
+
+
+def _residuals(ens, leaves, y, w):
+    """-g_{i,m} w_i for every row and tree of a chunk: (rows, n_trees)."""
+    residual = ens.staged_gradients(leaves, y)
+    np.negative(residual, out=residual)
+    if w is not None:
+        residual *= w[:, None]
+    return residual
+
+
+def _tree_inner_predecomp_rows(reader, X, n, y, w, verbose=0):
+    """z_ik = Σ_m α_m⁻¹ f_{m,k}(x_i)(-g_{i,m}) w_i for every row: (n, n_features).
+
+    Per chunk, a sparse (rows x n_nodes) matrix with each row's weighted
+    residual over the learning rate at the leaves it reaches, times the path
+    table (the PreDecomp of every leaf), as :func:`predecomp` does with ones.
+    """
+    ens = reader.ensemble
+    k, p = ens.n_outputs, ens.n_features
+    z = np.empty((n, p), dtype=np.float64)
+    for start, stop, _, leaves in _chunks(
+        reader, X, verbose, "tree_inner (predecomp, per sample)"
+    ):
+        residual = _residuals(ens, leaves, y[start:stop], _rows(w, start, stop))
+        residual /= ens.learning_rate
+        hit = sparse.csr_matrix(
+            (
+                residual.ravel(),
+                leaves.ravel(),
+                np.arange(0, leaves.size + 1, ens.n_trees),
+            ),
+            shape=(stop - start, ens.n_nodes),
+        )
+        z[start:stop] = (hit @ ens.path_table).toarray().reshape(-1, k, p).sum(axis=1)
+    return z
+
+
+def _rows(w, start, stop):
+    return None if w is None else w[start:stop]
 
 
 def _tree_inner_predecomp(reader, X, y, w, per_iteration=False, verbose=0):
     """Σ_m α_m⁻¹ Σ_i f_{m,k}(x_i)(-g_{i,m}) w_i through per-leaf residual sums."""
     ens = reader.ensemble
     leaf_residual = np.zeros(ens.n_nodes)
-    chunks = reader.iter_leaves(X)
-    if verbose:
-        chunks = progress(
-            chunks,
-            total=reader.n_chunks(n_rows(X)),
-            desc="tree_inner (predecomp)",
-            verbose=verbose,
-            unit="chunk",
-        )
+    chunks = _chunks(reader, X, verbose, "tree_inner (predecomp)")
     for start, stop, _, leaves in chunks:
-        residual = ens.staged_gradients(leaves, y[start:stop])
-        np.negative(residual, out=residual)
-        if w is not None:
-            residual *= w[start:stop, None]
+        residual = _residuals(ens, leaves, y[start:stop], _rows(w, start, stop))
         leaf_residual += np.bincount(
             leaves.ravel(), weights=residual.ravel(), minlength=ens.n_nodes
         )
@@ -218,15 +313,19 @@ def _tree_inner_predecomp(reader, X, y, w, per_iteration=False, verbose=0):
     return scores.reshape(ens.n_outputs, ens.n_features).sum(axis=0)
 
 
-def _tree_inner_treeshap(reader, X, y, w, per_iteration=False, verbose=0):
+def _tree_inner_treeshap(
+    reader, X, y, w, per_iteration=False, per_sample=False, verbose=0
+):
     """Σ_r α_r⁻¹ Σ_i φ_{r,k}(x_i)(-g_{i,r}) w_i with each iteration's TreeSHAP.
 
     All trees of one iteration and output were fitted to the same gradient and
     TreeSHAP is additive over trees, so one TreeSHAP pass per iteration gives
-    the same sum as one per tree.
+    the same sum as one per tree. With ``per_sample`` the sum over i is left
+    out: one row of the result per row of X.
     """
     ens = reader.ensemble
     scores = np.zeros((ens.n_iterations, ens.n_features))
+    z = np.zeros((n_rows(X), ens.n_features)) if per_sample else None
     n_chunks = reader.n_chunks(n_rows(X), scale=4)
     # Larger chunks than PreDecomp's: every chunk costs one TreeSHAP call per
     # iteration, and the boosters' per-call overhead adds up over hundreds.
@@ -249,5 +348,10 @@ def _tree_inner_treeshap(reader, X, y, w, per_iteration=False, verbose=0):
                 unit="iteration",
             )
         for r, phi in rounds:
-            scores[r] += np.einsum("ik,ikj->j", residual[:, r, :], phi)
+            if per_sample:
+                z[start:stop] += np.einsum("ik,ikj->ij", residual[:, r, :], phi)
+            else:
+                scores[r] += np.einsum("ik,ikj->j", residual[:, r, :], phi)
+    if per_sample:
+        return z
     return scores if per_iteration else scores.sum(axis=0)

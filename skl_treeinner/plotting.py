@@ -20,13 +20,12 @@ from sklearn.utils.validation import check_is_fitted
 from ._optional import import_optional
 from ._readers import read_model
 from ._readers._base import feature_names_of
-from ._report import score_standard_error
 from ._tree_inner import _check_attribution, _tree_inner
 from ._validation import check_params
 
-__all__ = ["plot_score_path", "plot_scores", "score_spread"]
+__all__ = ["plot_score_path", "plot_scores"]
 
-_FITTED = ["scores_", "split_scores_"]
+_FITTED = ["scores_", "scores_se_", "split_scores_"]
 
 
 def _pyplot():
@@ -51,60 +50,6 @@ def _check_top(top, name="top"):
     return int(top)
 
 
-def score_spread(selector) -> np.ndarray | None:
-    """Estimate the standard error of each feature's score over the splits.
-
-    ``scores_`` is the sum of the ``S`` rows of ``split_scores_``, so if the
-    splits were independent draws its standard error would be
-    ``sqrt(S) * std(split_scores_, ddof=1)``. This is what
-    :func:`plot_scores` draws as error bars.
-
-    Parameters
-    ----------
-    selector : TreeInnerSelector
-        A fitted selector.
-
-    Returns
-    -------
-    ndarray of shape (n_features,) or None
-        The standard error per feature; ``None`` with a single split, which
-        gives no estimate of the spread.
-
-    Raises
-    ------
-    sklearn.exceptions.NotFittedError
-        If the selector is not fitted.
-
-    Notes
-    -----
-    Cross-fitted splits are not independent (their training parts overlap),
-    so this understates the uncertainty somewhat: read the bars as a guide
-    to which scores are within noise of the threshold, not as a confidence
-    interval.
-
-    References
-    ----------
-    Y. Sun, "Individualized and Global Feature Attributions for Gradient
-    Boosted Trees in the Presence of ℓ2 Regularization", AISTATS 2023.
-    Def. 4, Eq. 21 (the score each split computes on its held-out rows).
-
-    Examples
-    --------
-    >>> import numpy as np, xgboost as xgb
-    >>> from skl_treeinner import TreeInnerSelector
-    >>> from skl_treeinner.plotting import score_spread
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(300, 4)); y = X[:, 0] + rng.normal(size=300)
-    >>> est = xgb.XGBRegressor(n_estimators=20, max_depth=2)
-    >>> sel = TreeInnerSelector(est, cv=3, random_state=0).fit(X, y)
-    >>> se = score_spread(sel)
-    >>> bool(np.allclose(se, np.sqrt(3) * sel.split_scores_.std(axis=0, ddof=1)))
-    True
-    """
-    check_is_fitted(selector, _FITTED)
-    return score_standard_error(selector.split_scores_)
-
-
 def plot_scores(
     selector,
     *,
@@ -120,15 +65,19 @@ def plot_scores(
     One horizontal bar per feature, of length ``selector.scores_`` (the
     TreeInner score of Def. 4, Eq. 21, on held-out rows, summed over splits);
     the features the selector keeps (``support_``) in ``selected_color``, the
-    others in ``other_color``; a dashed vertical line at ``threshold_``; and,
-    with two or more splits, error bars of ± one standard error of the sum
-    (:func:`score_spread`: ``sqrt(n_splits) * std(split_scores_, ddof=1)``).
+    others in ``other_color``; a dashed vertical line at ``threshold_``; and
+    error bars of ± one standard error of the score (``scores_se_``, from the
+    spread of the per-row terms of the score over the held-out rows: the
+    same convention as the command line's s.e. column). A selected feature's
+    bar ends more than about 1.65 standard errors right of zero when it was
+    selected by the test at ``alpha=0.05``.
 
     Parameters
     ----------
     selector : TreeInnerSelector
-        A fitted selector (or any object with ``scores_``, ``split_scores_``,
-        ``support_`` and ``threshold_`` in the same layout).
+        A fitted selector (or any object with ``scores_``, ``scores_se_``,
+        ``split_scores_``, ``support_`` and ``threshold_`` in the same
+        layout).
     ax : matplotlib Axes, default=None
         Where to draw; a new figure, sized to the number of bars, if None.
     top : int, default=None
@@ -137,7 +86,7 @@ def plot_scores(
         Order bars by score, the highest at the top; if False, in column
         order (the first column at the top).
     error_bars : bool, default=True
-        Draw the spread over splits; ignored with a single split.
+        Draw ± one standard error (``scores_se_``) around each score.
     selected_color, other_color : color, default="tab:blue", "0.72"
         Bar colors of the selected and of the other features.
 
@@ -214,7 +163,7 @@ def plot_scores(
     if not sort:
         shown = np.sort(shown)
     n = shown.size
-    spread = score_spread(selector) if error_bars else None
+    spread = np.asarray(selector.scores_se_, dtype=np.float64) if error_bars else None
 
     ax = _new_axes(plt, ax, height=min(1.2 + 0.24 * n, 60.0))
     pos = np.arange(n)[::-1]  # first shown at the top
@@ -234,7 +183,7 @@ def plot_scores(
                 ecolor="0.2",
                 elinewidth=1.0,
                 capsize=2.5,
-                label=f"±1 s.e. over {n_splits} splits",
+                label="±1 s.e.",
                 gid="spread",
             )
         )

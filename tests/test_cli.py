@@ -66,7 +66,7 @@ def table_rows(stdout):
     for line in lines[start + 1 :]:
         if not line.strip():
             break
-        rank, feature, score, _sd, _pos, selected = line.split()
+        rank, feature, score, _se, _p, _pos, selected = line.split()
         rows.append((int(rank), feature, float(score), selected == "yes"))
     return rows
 
@@ -96,6 +96,11 @@ def test_select_matches_the_python_api(capsys, houses, tmp_path):
         )
     assert doc["selected"] == [c for c in ref.get_feature_names_out()]
     assert doc["n_splits"] == 3 and doc["threshold"] == 0.0
+    assert doc["alpha"] == 0.05 and doc["n_scored_rows"] == len(y)
+    for f in doc["features"]:
+        j = list(X.columns).index(f["feature"])
+        assert f["score_se"] == pytest.approx(ref.scores_se_[j], rel=1e-12)
+        assert f["pvalue"] == pytest.approx(ref.pvalues_[j], rel=1e-12)
     assert [f["rank"] for f in doc["features"]] == [1, 2, 3]
 
     # stdout: the same ranking and scores (to the 5 digits printed)
@@ -122,19 +127,20 @@ def test_out_csv_and_out_data(capsys, houses, tmp_path):
     assert status == 0
     table = pd.read_csv(scores_csv)
     assert list(table.columns) == [
-        "rank", "feature", "score", "split_sd", "positive_splits", "selected",
-        "split_1", "split_2", "split_3",
+        "rank", "feature", "score", "score_se", "pvalue", "split_sd",
+        "positive_splits", "selected", "split_1", "split_2", "split_3",
     ]  # fmt: skip
     splits = table[["split_1", "split_2", "split_3"]].to_numpy()
     np.testing.assert_allclose(splits.sum(axis=1), table["score"])
     np.testing.assert_allclose(splits.std(axis=1, ddof=1), table["split_sd"])
     np.testing.assert_array_equal(table["positive_splits"], (splits > 0).sum(axis=1))
     assert table["selected"].tolist() == [True, False]  # --max-features 1
+    assert (table["pvalue"] < 0.05).all() and (table["score_se"] > 0).all()
     data = pd.read_csv(data_csv)
     assert list(data.columns) == [table["feature"][0], "price"]
     original = pd.read_csv(houses)
     pd.testing.assert_frame_equal(data, original[list(data.columns)])
-    assert "(score > 0, at most 1)" in stdout
+    assert "(p < 0.05 and score > 0, at most 1)" in stdout
 
 
 @pytest.mark.parametrize("estimator", ["xgboost", "lightgbm", "hgb"])

@@ -18,7 +18,6 @@ from matplotlib.colors import to_rgba  # noqa: E402
 from skl_treeinner.plotting import (  # noqa: E402
     plot_score_path,
     plot_scores,
-    score_spread,
 )
 
 
@@ -83,21 +82,13 @@ def test_bars_are_the_scores_sorted_and_colored(selector):
     assert any(t.startswith("threshold = ") for t in legend)
 
 
-def test_error_bars_are_the_standard_error_of_the_sum(selector):
+def test_error_bars_are_the_standard_error_of_the_score(selector):
     ax = plot_scores(selector)
     assert len(ax.containers) == 2
     errorbar = ax.containers[1]
     (segments,) = [c.get_segments() for c in errorbar.lines[2]]
-    split = selector.split_scores_
-    n_splits = split.shape[0]
-    assert n_splits == 3
-    # scores_ is the sum of the splits' scores (checked here, since the error
-    # bar's scaling depends on it) ...
-    np.testing.assert_allclose(split.sum(axis=0), selector.scores_)
-    # ... so its standard error is sqrt(S) * the sample s.d. of one split's.
-    deviations = split - split.mean(axis=0)
-    se = np.sqrt(n_splits * (deviations**2).sum(axis=0) / (n_splits - 1))
-    np.testing.assert_allclose(score_spread(selector), se, rtol=1e-12)
+    se = selector.scores_se_
+    assert se.shape == (6,) and np.all(se > 0)
     by_position = {pos: int(label[1:]) for label, _, pos, _ in _bars(ax)}
     assert len(segments) == 6
     for (x_lo, y_lo), (x_hi, y_hi) in segments:
@@ -105,15 +96,16 @@ def test_error_bars_are_the_standard_error_of_the_sum(selector):
         j = by_position[round(y_lo)]
         assert (x_lo + x_hi) / 2 == pytest.approx(selector.scores_[j], rel=1e-12)
         assert (x_hi - x_lo) / 2 == pytest.approx(se[j], rel=1e-12)
+    assert "s.e." in errorbar.get_label()
 
 
-def test_one_split_has_no_error_bars_and_error_bars_can_be_off(selector):
+def test_one_split_has_error_bars_too_and_they_can_be_off(selector):
+    # The standard error comes from the held-out rows, not from the splits.
     X, y = make_data(n=300, p=4, seed=32)
     single = TreeInnerSelector(_booster(), random_state=0).fit(X, y)
     assert single.split_scores_.shape == (1, 4)
-    assert score_spread(single) is None
     ax = plot_scores(single)
-    assert len(ax.containers) == 1
+    assert len(ax.containers) == 2
     assert "1 split" in ax.get_xlabel()
     assert len(plot_scores(selector, error_bars=False).containers) == 1
 
@@ -150,8 +142,6 @@ def test_feature_names_and_features_cut_by_max_features():
 def test_unfitted_selector_is_refused():
     with pytest.raises(NotFittedError):
         plot_scores(TreeInnerSelector())
-    with pytest.raises(NotFittedError):
-        score_spread(TreeInnerSelector())
 
 
 def test_missing_matplotlib_names_the_extra(selector, monkeypatch):

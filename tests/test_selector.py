@@ -171,8 +171,9 @@ def test_default_estimator_is_the_papers_xgboost():
 
 # -- selection rules ----------------------------------------------------------------
 def test_threshold_ranking_and_max_features():
+    # The score cut-off alone (alpha=None: no test), as SelectFromModel's.
     X, y = make_data()
-    sel = TreeInnerSelector(small_reg(), cv=2, random_state=0).fit(X, y)
+    sel = TreeInnerSelector(small_reg(), cv=2, alpha=None, random_state=0).fit(X, y)
     s = sel.scores_
     np.testing.assert_array_equal(sel.support_, s > 0)
     assert sel.threshold_ == 0.0
@@ -211,14 +212,14 @@ def test_set_params_reselects_without_refitting():
     # scores (here max_features too, which SelectFromModel fixes at fit), so
     # changing threshold or max_features after fit re-selects at once.
     X, y = make_data()
-    sel = TreeInnerSelector(small_reg(), cv=2, random_state=0).fit(X, y)
+    sel = TreeInnerSelector(small_reg(), cv=2, alpha=None, random_state=0).fit(X, y)
     s, fitted = sel.scores_.copy(), sel.estimators_
     for threshold in ["mean", -1e9, 0.5 * s.max(), lambda v: np.median(v)]:
         sel.set_params(threshold=threshold)
         assert sel.estimators_ is fitted  # no refit
         np.testing.assert_array_equal(sel.scores_, s)
         expected = TreeInnerSelector(
-            small_reg(), cv=2, random_state=0, threshold=threshold
+            small_reg(), cv=2, alpha=None, random_state=0, threshold=threshold
         ).fit(X, y)
         assert sel.threshold_ == pytest.approx(expected.threshold_)
         np.testing.assert_array_equal(sel.get_support(), expected.get_support())
