@@ -6,6 +6,8 @@ Targets (issues 2 and 3), each ratio timed side by side in one run:
   routing the same rows with the booster's own leaf routine (XGBoost and
   LightGBM ``pred_leaf``; scikit-learn: ``apply`` or, for HistGradientBoosting,
   which has none, ``predict``).
+- tree_inner(..., per_sample=True), the per-row terms the selector's standard
+  errors and p-values come from (issue 14), takes at most 2x tree_inner.
 - With --treeshap, tree_inner(attribution="treeshap") takes at most 1.5x one
   full-ensemble TreeSHAP pass (XGBoost ``pred_contribs``, LightGBM
   ``pred_contrib``, shap's TreeExplainer for scikit-learn models).
@@ -164,6 +166,9 @@ def main(argv=None):
     t_inner, m_inner = best_of(inner, args.repeat)
     t_read, _ = best_of(read, args.repeat)
     t_pd, _ = best_of(lambda: predecomp(model, X_val), max(1, args.repeat // 2))
+    t_rows, m_rows = best_of(
+        lambda: tree_inner(model, X_val, y_val, per_sample=True), args.repeat
+    )
 
     if args.treeshap:
 
@@ -188,9 +193,14 @@ def main(argv=None):
         f"  (of which reading the model {t_read:.3f}s)"
     )
     print(f"predecomp (n x p output)    best {t_pd:.3f}s")
+    print(f"tree_inner per_sample=True  best {t_rows:.3f}s  median {m_rows:.3f}s")
     print(
         f"ratio tree_inner / leaf routine: best {t_inner / t_leaf:.2f}x, "
         f"median {m_inner / m_leaf:.2f}x  (target <= 3x)"
+    )
+    print(
+        f"ratio per_sample / tree_inner: best {t_rows / t_inner:.2f}x, "
+        f"median {m_rows / m_inner:.2f}x  (target <= 2x)"
     )
     if args.treeshap:
         print(f"full-ensemble TreeSHAP             {t_contribs:.2f}s")

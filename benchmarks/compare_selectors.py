@@ -20,15 +20,32 @@ stratified for classification, into a *selection* part (2/3) and a *test* part
   (defaults) on the same data in the same process, right before it.
 
 The booster, wherever a selector needs one, is the default estimator of
-TreeInnerSelector (XGBoost, 400 trees, eta 0.01, depth 4, min_child_weight 1,
-lambda 1, hist), given ``n_jobs=1``; every booster and BLAS runs on one thread
-(threadpoolctl), and ``--n-jobs`` runs cells (data set x seed) in parallel.
+TreeInnerSelector (XGBoost, 400 trees, eta 0.01, depth 4, half of the
+features per tree, min_child_weight 1, lambda 1, hist), given ``n_jobs=1``;
+every booster and BLAS runs on one thread (threadpoolctl), and ``--n-jobs``
+runs cells (data set x seed) in parallel.
 
 Selectors (``--selectors``):
 
-- ``treeinner``: ``TreeInnerSelector(booster, random_state=seed)``: half the
-  rows fit, half scored, keep score > 0;
-- ``treeinner-cv5``: the same with ``cv=5`` (cross-fitted, scores summed);
+- ``treeinner``: ``TreeInnerSelector(booster, random_state=seed)`` with the
+  package's defaults, whatever they are when the program runs;
+- ``treeinner-split``: one split (``cv=None``): half the rows fit, half
+  scored, keep p < 0.05 (one-sided, ``pvalues_``) and score > 0;
+  ``-zero``: score > 0 alone (``alpha=None``, the rule before issue 14);
+  ``-a01``/``-a20``: p < 0.01 / p < 0.2;
+- ``treeinner-cv5``: cross-fitted over 5 folds, p < 0.05, with the same
+  ``-zero``, ``-a01``, ``-a20`` variants and ``-bh`` (Benjamini-Hochberg
+  adjusted p-values below 0.05). These re-select from one fit per cv
+  (``set_params(alpha=...)``) and report that fit's time;
+- ``treeinner-cv5-es``, ``-col1``, ``-d2``, ``-lr05``: cv=5, p < 0.05, with
+  the booster changed (``BOOSTER_VARIANTS``): early stopping on rows carved
+  from each training part (up to 2000 trees, 50 rounds of patience), every
+  feature for every tree (``colsample_bytree=1``, the paper's booster), 800
+  trees of depth 2, learning rate 0.05;
+- ``oracle``: a one-sided Wald test of the true model's form (OLS or logistic
+  regression on every column, coefficient > 0 at 0.05), only on the data sets
+  whose truth is linear in the columns (``paper-*``, ``semi-*``): the ceiling
+  a model-agnostic selector can approach;
 - ``gain-sfm``: ``SelectFromModel`` on the booster fitted to all selection
   rows, ``importance_type="total_gain"`` (in-sample TreeInner, Prop. 3),
   scikit-learn's default threshold ``"mean"``;
@@ -51,7 +68,19 @@ Selectors (``--selectors``):
   ``num_features="best"``; the score of a feature is minus the size
   of the smallest feature set it survived into;
 - ``arfs-leshy``, ``arfs-grootcv``: arfs's Leshy (SHAP importance, the same
-  booster) and GrootCV (LightGBM), when they run.
+  booster) and GrootCV (LightGBM), when they run;
+- ``powershap``: powershap's ``PowerShap`` (SHAP values of each feature
+  against a random uniform feature, over automatically chosen iterations,
+  one-sided test at ``power_alpha=0.01``) with the same booster. powershap
+  0.1.0 needs shap < 0.46, which cannot read XGBoost >= 3.1 models, so it runs
+  in its own environment (see ``docs/selector-comparison.md``).
+
+Real targets (``real-*``): scikit-learn's bundled diabetes (regression),
+breast cancer (binary) and wine (3 classes) with their real targets and 20
+injected noise columns (7 permuted copies of real columns, 7 Gaussian, 6
+integers with 50 to 500 levels). No truth is known for the real columns, so
+``n_false`` counts injected columns kept and ``recall`` the share of real
+columns kept.
 
 A selector whose package is missing is skipped, and one that raises is
 recorded with its error; both are listed in the output.
@@ -97,12 +126,12 @@ from sklearn.feature_selection import RFECV, SelectFromModel
 from sklearn.inspection import permutation_importance
 from sklearn.metrics import r2_score, roc_auc_score
 from sklearn.model_selection import train_test_split
-from sklearn.utils.multiclass import type_of_target
 from threadpoolctl import threadpool_limits
 
 from skl_treeinner import TreeInnerSelector
 from skl_treeinner import datasets as ds
 from skl_treeinner._readers import default_estimator
+from skl_treeinner._validation import target_is_classes
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
@@ -111,7 +140,20 @@ TEST_FRACTION = 1 / 3
 
 ALL_SELECTORS = [
     "treeinner",
+    "treeinner-split",
+    "treeinner-split-zero",
+    "treeinner-split-a01",
+    "treeinner-split-a20",
     "treeinner-cv5",
+    "treeinner-cv5-zero",
+    "treeinner-cv5-a01",
+    "treeinner-cv5-a20",
+    "treeinner-cv5-bh",
+    "treeinner-cv5-es",
+    "treeinner-cv5-col1",
+    "treeinner-cv5-d2",
+    "treeinner-cv5-lr05",
+    "oracle",
     "gain-sfm",
     "shap-mean",
     "permutation",
@@ -120,8 +162,51 @@ ALL_SELECTORS = [
     "probatus",
     "arfs-leshy",
     "arfs-grootcv",
+    "powershap",
 ]
-SMOKE_SELECTORS = ["treeinner", "gain-sfm", "permutation", "boruta"]
+SMOKE_SELECTORS = [
+    "treeinner",
+    "treeinner-split-zero",
+    "oracle",
+    "gain-sfm",
+    "permutation",
+    "boruta",
+]
+
+#: Injected noise columns of the real data sets: permuted copies of real
+#: columns, Gaussian columns, integer columns with 50 to 500 levels.
+N_INJECTED = (7, 7, 6)
+#: The real data sets (scikit-learn's bundled ones, real targets).
+REAL = {
+    "diabetes": "load_diabetes",
+    "breast_cancer": "load_breast_cancer",
+    "wine": "load_wine",
+}
+
+
+def load_real_with_noise(name, seed):
+    """A real data set with its real target and 20 injected noise columns.
+
+    Returns ``X, y, real`` where ``real`` is True for the data set's own
+    columns (whether they matter is unknown) and False for the injected ones
+    (which cannot matter: they are independent of y given nothing).
+    """
+    import sklearn.datasets
+
+    X, y = getattr(sklearn.datasets, REAL[name])(return_X_y=True)
+    rng = np.random.default_rng(seed)
+    n, p = X.shape
+    n_perm, n_gauss, n_int = N_INJECTED
+    permuted = X[:, rng.choice(p, size=n_perm, replace=p < n_perm)].copy()
+    for j in range(n_perm):
+        permuted[:, j] = rng.permutation(permuted[:, j])
+    gauss = rng.normal(size=(n, n_gauss))
+    levels = rng.integers(50, 501, size=n_int)
+    ints = rng.integers(0, levels, size=(n, n_int)).astype(float)
+    X = np.hstack([X, permuted, gauss, ints])
+    real = np.r_[np.ones(p, bool), np.zeros(n_perm + n_gauss + n_int, bool)]
+    order = rng.permutation(X.shape[1])  # injected columns not all at the end
+    return X[:, order], y, real[order]
 
 
 # -- data ------------------------------------------------------------------------
@@ -144,6 +229,8 @@ def _datasets(smoke):
             out[f"semi-{name}-clf"] = lambda seed, name=name: ds.load_semi_synthetic(
                 name, task="classification", random_state=seed
             )
+    for name in REAL:
+        out[f"real-{name}"] = lambda seed, name=name: load_real_with_noise(name, seed)
     if hasattr(ds, "make_cardinality_simulation"):
         n_card = 1000 if smoke else 6000
         for case in ("null", "power"):
@@ -156,7 +243,9 @@ def _datasets(smoke):
 
 
 def _is_classification(y):
-    return type_of_target(y) in ("binary", "multiclass")
+    # The selector's rule (by dtype): diabetes's whole-number float target is
+    # a regression target, which type_of_target would call "multiclass".
+    return target_is_classes(y)
 
 
 def _booster(classification, seed):
@@ -248,10 +337,87 @@ def _half_split(X, y, classification, seed):
     )
 
 
-def _treeinner(X, y, c, seed, smoke, cv=None):
-    sel = TreeInnerSelector(_booster(c, seed), cv=cv, random_state=seed, n_jobs=1)
-    sel.fit(X, y)
-    return sel.support_, sel.scores_
+#: TreeInnerSelector fits of the current cell, by cv: the variants that only
+#: change the cut-off (alpha, threshold) re-select from one fit, as
+#: ``set_params`` allows, and report that fit's time.
+_FITS: dict = {}
+
+
+#: Booster settings tried for the selector's default, on top of the default
+#: booster: early stopping on rows carved from each training part, every
+#: feature for every tree (the paper's setting; the default draws half),
+#: more shallower trees, a larger learning rate.
+BOOSTER_VARIANTS = {
+    None: {},
+    "es": {"n_estimators": 2000, "early_stopping_rounds": 50},
+    "col1": {"colsample_bytree": 1.0},
+    "d2": {"max_depth": 2, "n_estimators": 800},
+    "lr05": {"learning_rate": 0.05},
+}
+
+
+def _treeinner(X, y, c, seed, smoke, cv=None, alpha=0.05, bh=False, booster=None):
+    defaults = TreeInnerSelector().get_params()
+    if cv == "default":
+        cv = defaults["cv"]
+    if alpha == "default":
+        alpha = defaults["alpha"]
+    if (cv, booster) not in _FITS:
+        start = time.perf_counter()
+        est = _booster(c, seed).set_params(**BOOSTER_VARIANTS[booster])
+        sel = TreeInnerSelector(est, cv=cv, random_state=seed, n_jobs=1)
+        sel.fit(X, y)
+        _FITS[cv, booster] = (sel, time.perf_counter() - start)
+    sel, seconds = _FITS[cv, booster]
+    if bh:
+        from scipy.stats import false_discovery_control
+
+        adjusted = false_discovery_control(sel.pvalues_, method="bh")
+        return (adjusted < 0.05) & (sel.scores_ > 0), sel.scores_, seconds
+    sel.set_params(alpha=alpha)
+    return sel.get_support(), sel.scores_, seconds
+
+
+def _linear_oracle(X, y, c, seed, smoke):
+    """One-sided Wald tests of the true model's form (linear in the columns).
+
+    OLS for regression, logistic regression for classification, on every
+    column; a feature is selected when its coefficient is significantly
+    positive at 0.05, the sign the generators give every relevant feature.
+    Only for the data sets whose truth has this form (paper-*, semi-*).
+    """
+    from scipy import stats
+    from sklearn.linear_model import LogisticRegression
+
+    Z = (X - X.min(axis=0)) / np.where(np.ptp(X, axis=0) > 0, np.ptp(X, axis=0), 1)
+    A = np.column_stack([np.ones(len(Z)), Z])
+    if c:
+        model = LogisticRegression(penalty=None, max_iter=5000).fit(Z, y)
+        beta = np.r_[model.intercept_, model.coef_.ravel()]
+        prob = model.predict_proba(Z)[:, 1]
+        info = A.T @ (A * (prob * (1 - prob))[:, None])
+        cov = np.linalg.pinv(info)
+        t = beta / np.sqrt(np.maximum(np.diag(cov), 1e-300))
+        p = stats.norm.sf(t)
+    else:
+        beta, *_ = np.linalg.lstsq(A, y, rcond=None)
+        dof = len(y) - A.shape[1]
+        sigma2 = np.sum((y - A @ beta) ** 2) / dof
+        cov = sigma2 * np.linalg.pinv(A.T @ A)
+        t = beta / np.sqrt(np.maximum(np.diag(cov), 1e-300))
+        p = stats.t.sf(t, dof)
+    return p[1:] < 0.05, t[1:]
+
+
+def _powershap(X, y, c, seed, smoke):
+    from powershap import PowerShap
+
+    sel = PowerShap(
+        model=_booster(c, seed), power_alpha=0.01, automatic=True, verbose=False
+    )
+    sel.fit(_frame(X), y)
+    support = np.asarray(sel._get_support_mask(), dtype=bool)
+    return support, None
 
 
 def _gain_sfm(X, y, c, seed, smoke):
@@ -366,8 +532,22 @@ def _arfs_grootcv(X, y, c, seed, smoke):
 
 
 SELECTORS = {
-    "treeinner": _treeinner,
+    "treeinner": lambda *a: _treeinner(*a, cv="default", alpha="default"),
+    "treeinner-split": _treeinner,
+    "treeinner-split-zero": lambda *a: _treeinner(*a, alpha=None),
+    "treeinner-split-a01": lambda *a: _treeinner(*a, alpha=0.01),
+    "treeinner-split-a20": lambda *a: _treeinner(*a, alpha=0.2),
     "treeinner-cv5": lambda *a: _treeinner(*a, cv=5),
+    "treeinner-cv5-zero": lambda *a: _treeinner(*a, cv=5, alpha=None),
+    "treeinner-cv5-a01": lambda *a: _treeinner(*a, cv=5, alpha=0.01),
+    "treeinner-cv5-a20": lambda *a: _treeinner(*a, cv=5, alpha=0.2),
+    "treeinner-cv5-bh": lambda *a: _treeinner(*a, cv=5, bh=True),
+    **{
+        f"treeinner-cv5-{key}": lambda *a, key=key: _treeinner(*a, cv=5, booster=key)
+        for key in BOOSTER_VARIANTS
+        if key is not None
+    },
+    "oracle": _linear_oracle,
     "gain-sfm": _gain_sfm,
     "shap-mean": _shap_mean,
     "permutation": _permutation,
@@ -376,7 +556,11 @@ SELECTORS = {
     "probatus": _probatus,
     "arfs-leshy": _arfs_leshy,
     "arfs-grootcv": _arfs_grootcv,
+    "powershap": _powershap,
 }
+
+#: Data sets whose truth is linear in the (scaled) columns, for ``oracle``.
+ORACLE_DATASETS = ("paper-", "semi-")
 
 
 # -- one cell: a data set and a seed ----------------------------------------------
@@ -394,13 +578,18 @@ def run_cell(name, make, seed, selectors, smoke):
         stratify=y if c else None,
     )
     rows = []
+    _FITS.clear()
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for sel_name in selectors:
+            if sel_name == "oracle" and not name.startswith(ORACLE_DATASETS):
+                continue
             row = {"dataset": name, "seed": seed, "selector": sel_name}
             start = time.perf_counter()
             try:
-                support, scores = SELECTORS[sel_name](X_sel, y_sel, c, seed, smoke)
+                support, scores, *seconds = SELECTORS[sel_name](
+                    X_sel, y_sel, c, seed, smoke
+                )
             except ImportError as e:
                 rows.append({**row, "status": "missing", "error": str(e)})
                 continue
@@ -410,7 +599,7 @@ def run_cell(name, make, seed, selectors, smoke):
                 msg = f"{type(e).__name__}: {e} ({where})"
                 rows.append({**row, "status": "error", "error": msg})
                 continue
-            row["time"] = time.perf_counter() - start
+            row["time"] = seconds[0] if seconds else time.perf_counter() - start
             row.update(selection_metrics(relevant, support))
             row["auc"] = score_auc(relevant, scores)
             row["refit"] = refit_score(X_sel, y_sel, X_test, y_test, support, c, seed)
@@ -431,7 +620,11 @@ def _mean_se(values):
 def summarize(results):
     """Per (data set, selector): means, standard errors and the time ratio."""
     ok = results[results["status"] == "ok"]
-    base = ok[ok["selector"] == "treeinner"].set_index(["dataset", "seed"])["time"]
+    # Time ratios are to TreeInnerSelector's defaults ("treeinner"), or, in
+    # runs without that row, to its one-split fit ("treeinner-split").
+    present = set(ok["selector"])
+    name = "treeinner" if "treeinner" in present else "treeinner-split"
+    base = ok[ok["selector"] == name].set_index(["dataset", "seed"])["time"]
     out = []
     for (dataset, selector), group in ok.groupby(["dataset", "selector"], sort=False):
         row = {"dataset": dataset, "selector": selector, "reps": len(group)}
@@ -474,16 +667,30 @@ def markdown_tables(summary, results, selectors):
     summary = summary.assign(refit_rank=rank)
     lines = ["### Overview (over data sets, of the per-data-set means)", ""]
     lines += [
-        "| selector | mean AUC | mean F1 | false picks (null case) "
-        "| refit score: mean rank | time ratio (geometric mean) |",
-        "|---|---|---|---|---|---|",
+        "Known truth (`paper-*`, `semi-*`, `cardinality-*`): F1 and false picks. "
+        "Real targets (`real-*`, 20 injected noise columns each): the share of "
+        "the injected columns kept and of the data set's own columns kept. The "
+        "refit rank is over every data set the selector ran on; `oracle` runs "
+        "only where the truth is linear (`paper-*`, `semi-*`), so its F1 is "
+        "comparable in the semi-synthetic column only.",
+        "",
+        "| selector | mean AUC | mean F1 | mean F1 (semi-*) "
+        "| false picks (null case) | noise kept (real-*) | own columns kept "
+        "(real-*) | refit score: mean rank | time ratio (geometric mean) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+    n_injected = sum(N_INJECTED)
     for selector, g in summary.groupby("selector", sort=False):
+        real = g["dataset"].str.startswith("real-")
+        semi = g["dataset"].str.startswith("semi-")
         null = g[g["dataset"].str.endswith("-null")]["n_false"]
         ratio = g["time_ratio"].to_numpy(dtype=float)
         lines.append(
-            f"| {selector} | {_nanmean(g['auc']):.3f} | {_nanmean(g['f1']):.3f} "
+            f"| {selector} | {_nanmean(g['auc'][~real]):.3f} "
+            f"| {_nanmean(g['f1'][~real]):.3f} | {_nanmean(g['f1'][semi]):.3f} "
             f"| {null.mean() if len(null) else np.nan:.2f} "
+            f"| {_nanmean(g['n_false'][real]) / n_injected:.3f} "
+            f"| {_nanmean(g['recall'][real]):.3f} "
             f"| {g['refit_rank'].mean():.2f} "
             f"| {np.exp(np.nanmean(np.log(ratio))):.2f} |"
         )

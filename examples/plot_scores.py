@@ -3,8 +3,8 @@
 On the paper's simulated classification data (50 features, 5 relevant):
 
 1. ``plot_scores``: a TreeInnerSelector with 3-fold cross-fitting; one bar per
-   feature (the 20 best), the spread over the folds, the threshold (0) and the
-   selected features in color.
+   feature (the 20 best), ± one standard error (``scores_se_``), the
+   threshold (0) and the selected features (p < 0.05) in color.
 2. ``plot_score_path``: one XGBoost model fitted on half of the rows and scored
    on the other half, iteration by iteration. The relevant features (marked
    ``*``) climb; the noise features the model splits on drift below zero as

@@ -153,6 +153,13 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _fraction(text: str) -> float:
+    value = _positive_float(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at most 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser of ``skl-treeinner``.
 
@@ -270,6 +277,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_BOOSTER_PARAMS["max_depth"],
         metavar="D",
         help="depth of each tree (default %(default)s)",
+    )
+    model.add_argument(
+        "--colsample",
+        type=_fraction,
+        default=DEFAULT_BOOSTER_PARAMS["colsample"],
+        metavar="F",
+        help="fraction of the features each tree may use (hgb: each split; "
+        "default %(default)s)",
     )
 
     scoring = select.add_argument_group("scoring and selection")
@@ -540,6 +555,7 @@ def _make_estimator(args, classifier: bool):
             n_estimators=args.n_estimators,
             learning_rate=args.learning_rate,
             max_depth=args.max_depth,
+            colsample=args.colsample,
             categorical=args.categorical,
             n_jobs=args.threads,
         )

@@ -45,6 +45,7 @@ from ._tree_inner import tree_inner
 __all__ = [
     "EARLY_STOPPING_FRACTION",
     "MIN_SCORING_ROWS",
+    "MIN_SPLIT_ROWS",
     "check_scoring_rows",
     "CrossFitPlan",
     "SplitJob",
@@ -64,13 +65,17 @@ __all__ = [
 #: booster is configured to stop early and needs rows to stop on.
 EARLY_STOPPING_FRACTION = 0.1
 
-#: Fewest held-out rows a split may score on. A score is a sum over these
-#: rows: from one or two rows its sign is the noise of their residuals, and
-#: its standard error (the spread of the per-row terms) needs several. Five
-#: refuses the degenerate splits (one or two scoring rows) while letting
-#: small data through: scikit-learn's estimator checks fit on 10 rows, half
-#: of them held out. Scores from few rows are weak; their spread says so.
+#: Fewest held-out rows the scores may come from, over all splits. A score is
+#: a sum over these rows: from one or two its sign is the noise of their
+#: residuals, and its standard error (the spread of the per-row terms) needs
+#: several. Five refuses the degenerate cases while letting small data
+#: through: scikit-learn's estimator checks fit on 10 to 20 rows. Scores from
+#: few rows are weak; their standard errors and p-values say so.
 MIN_SCORING_ROWS = 5
+#: Fewest held-out rows of a single split (its own score is one of
+#: ``split_scores_``): under cross-fitting the rows of all splits are pooled
+#: for the test, so one split may score on as few as this.
+MIN_SPLIT_ROWS = 2
 
 
 @dataclass(frozen=True)
@@ -348,16 +353,26 @@ def _check_class_counts(y, labels, n, what) -> None:
 
 
 def check_scoring_rows(jobs) -> None:
-    """Refuse a split that scores on fewer than ``MIN_SCORING_ROWS`` rows."""
+    """Refuse splits that score on fewer rows than the test needs.
+
+    Every split needs ``MIN_SPLIT_ROWS`` held-out rows and all of them
+    together ``MIN_SCORING_ROWS`` distinct rows.
+    """
+    fix = "Pass more rows, a larger validation_fraction, or fewer splits."
     for job in jobs:
-        if job.test.size < MIN_SCORING_ROWS:
+        if job.test.size < MIN_SPLIT_ROWS:
             raise ValueError(
                 f"Split {job.index} would score on {job.test.size} held-out "
-                f"row(s); TreeInner needs at least {MIN_SCORING_ROWS} per split "
-                "(a score is a sum over them, and too few leave only the noise "
-                "of their residuals). Pass more rows, a larger "
-                "validation_fraction, or fewer splits."
+                f"row(s); each split needs at least {MIN_SPLIT_ROWS}. {fix}"
             )
+    n_scored = np.unique(np.concatenate([job.test for job in jobs])).size
+    if n_scored < MIN_SCORING_ROWS:
+        raise ValueError(
+            f"The splits would score on {n_scored} held-out row(s) in all; "
+            f"TreeInner needs at least {MIN_SCORING_ROWS} (a score is a sum over "
+            "them, and too few leave only the noise of their residuals and no "
+            f"standard error). {fix}"
+        )
 
 
 def make_jobs(splits, *, y, classifier, es_reader, seeds) -> list[SplitJob]:

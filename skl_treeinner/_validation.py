@@ -210,12 +210,6 @@ def check_target_suits_estimator(y, classifier: bool, final):
 
 def check_prefit(selector, base) -> None:
     """Check that a prefit ``base`` can be scored by ``selector`` on its X."""
-    if selector.cv is not None:
-        raise ValueError(
-            f"cv={selector.cv!r} cannot be used with prefit=True: a prefit "
-            "estimator is scored on all the rows given to fit. Set cv=None, "
-            "or prefit=False to let the selector fit one model per split."
-        )
     try:
         check_is_fitted(base)
     except NotFittedError as e:

@@ -81,7 +81,8 @@ def test_select_matches_the_python_api(capsys, houses, tmp_path):
     frame = make_frame()
     X, y = frame[["size", "rooms", "noise"]], frame["price"].to_numpy()
     est = xgb.XGBRegressor(
-        n_estimators=20, learning_rate=0.3, max_depth=4, min_child_weight=1,
+        n_estimators=20, learning_rate=0.3, max_depth=4, colsample_bytree=0.5,
+        min_child_weight=1,
         reg_lambda=1.0, tree_method="hist", enable_categorical=False,
         random_state=3,
     )  # fmt: skip

@@ -137,11 +137,17 @@ def test_lightgbm_routes_inf_itself_so_it_passes():
 
 @pytest.mark.parametrize(
     "n, kwargs",
-    [(2, {}), (5, {"cv": 5}), (300, {"validation_fraction": 0.001})],
+    [
+        (2, {"cv": None}),
+        (4, {"cv": 2}),
+        (9, {"cv": 5}),
+        (300, {"cv": None, "validation_fraction": 0.001}),
+    ],
 )
 def test_too_few_scoring_rows_is_an_error_not_a_selection(n, kwargs):
     X, y = data(n=max(n, 2))
-    with pytest.raises(ValueError, match=r"(at least 5 per split|Cannot split)"):
+    match = r"(at least 5 \(a score|at least 2\. |Cannot split)"
+    with pytest.raises(ValueError, match=match):
         TreeInnerSelector(xgb.XGBRegressor(**small()), **kwargs).fit(X[:n], y[:n])
 
 

@@ -102,7 +102,7 @@ def test_error_bars_are_the_standard_error_of_the_score(selector):
 def test_one_split_has_error_bars_too_and_they_can_be_off(selector):
     # The standard error comes from the held-out rows, not from the splits.
     X, y = make_data(n=300, p=4, seed=32)
-    single = TreeInnerSelector(_booster(), random_state=0).fit(X, y)
+    single = TreeInnerSelector(_booster(), cv=None, random_state=0).fit(X, y)
     assert single.split_scores_.shape == (1, 4)
     ax = plot_scores(single)
     assert len(ax.containers) == 2

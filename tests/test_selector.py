@@ -62,7 +62,7 @@ def test_sklearn_compatible(estimator, check):
 # -- the scores are tree_inner on held-out rows ---------------------------------
 def test_single_split_equals_tree_inner_on_held_out_rows():
     X, y = make_data()
-    sel = TreeInnerSelector(small_reg(), random_state=0).fit(X, y)
+    sel = TreeInnerSelector(small_reg(), cv=None, random_state=0).fit(X, y)
     test = np.setdiff1d(np.arange(len(y)), _train_rows(sel.estimator_, X, y))
     assert test.size == 150  # validation_fraction=0.5
     expected = tree_inner(sel.estimator_, X[test], y[test])
@@ -142,7 +142,9 @@ def test_multiclass_scores_sum_over_classes_and_string_labels():
 
 def test_treeshap_attribution():
     X, y = make_data(n=200)
-    sel = TreeInnerSelector(small_reg(), attribution="treeshap", random_state=0)
+    sel = TreeInnerSelector(
+        small_reg(), attribution="treeshap", cv=None, random_state=0
+    )
     sel.fit(X, y)
     test = np.setdiff1d(np.arange(len(y)), _train_rows(sel.estimator_, X, y))
     expected = tree_inner(sel.estimator_, X[test], y[test], attribution="treeshap")
@@ -428,7 +430,8 @@ def test_groups_reach_the_splitter():
         model = small_reg().fit(X[train], y[train])
         np.testing.assert_allclose(got, tree_inner(model, X[test], y[test]), rtol=1e-12)
     # cv=None with groups: whole groups are held out
-    sel = TreeInnerSelector(small_reg(), random_state=0).fit(X, y, groups=groups)
+    sel = TreeInnerSelector(small_reg(), cv=None, random_state=0)
+    sel.fit(X, y, groups=groups)
     assert sel.split_scores_.shape == (1, 6)
 
 
@@ -611,8 +614,9 @@ def test_prefit_errors():
     with pytest.raises(ValueError, match="trained on 4 features, but X has 6"):
         sel.fit(X, y)
     assert not hasattr(sel, "n_features_in_")  # nothing half-fitted
-    with pytest.raises(ValueError, match="cannot be used with prefit=True"):
-        TreeInnerSelector(model, prefit=True, cv=2).fit(X[:, :4], y)
+    # cv is not used with prefit=True: the model is scored on all rows.
+    sel = TreeInnerSelector(model, prefit=True, cv=2).fit(X[:, :4], y)
+    assert sel.split_scores_.shape == (1, 4)
 
 
 # -- bad input --------------------------------------------------------------------

@@ -95,9 +95,17 @@ LIBRARIES: tuple[Library, ...] = (
 SUPPORTED_MODELS = "; ".join(library.models for library in LIBRARIES)
 """The models every public function reads, one registry row each (a string)."""
 
-#: The paper's standard hyper-parameters (paper 000, Sec. 4.1): the default
-#: booster of the selector, the command line and the benchmarks.
-DEFAULT_BOOSTER_PARAMS = {"n_estimators": 400, "learning_rate": 0.01, "max_depth": 4}
+#: The default booster of the selector, the command line and the benchmarks:
+#: the paper's standard hyper-parameters (paper 000, Sec. 4.1) and each tree
+#: drawing half of the features (``colsample``), which the selector comparison
+#: measured to keep more real columns and fewer noise ones than all features
+#: per tree (docs/selector-comparison.md, "Choosing the defaults").
+DEFAULT_BOOSTER_PARAMS = {
+    "n_estimators": 400,
+    "learning_rate": 0.01,
+    "max_depth": 4,
+    "colsample": 0.5,
+}
 
 
 def _load(library: Library) -> type[ModelReader]:
@@ -133,9 +141,11 @@ def make_estimator(library: str, classifier: bool, *, random_state=None, **param
     random_state : int or None, default=None
         The booster's seed.
     **params
-        ``n_estimators``, ``learning_rate``, ``max_depth`` (defaults
-        :data:`DEFAULT_BOOSTER_PARAMS`), ``categorical`` (turn on the
-        booster's categorical support) and ``n_jobs`` (threads).
+        ``n_estimators``, ``learning_rate``, ``max_depth``, ``colsample``
+        (the fraction of features each tree, or for HistGradientBoosting each
+        split, may use; defaults :data:`DEFAULT_BOOSTER_PARAMS`),
+        ``categorical`` (turn on the booster's categorical support) and
+        ``n_jobs`` (threads).
 
     Returns
     -------

@@ -42,6 +42,9 @@ class BoosterSettings:
     n_estimators: int
     learning_rate: float
     max_depth: int
+    #: Fraction of the features each tree (HistGradientBoosting: each split)
+    #: may use.
+    colsample: float = 1.0
     #: The booster's seed.
     random_state: int | None = None
     #: Turn on the booster's own categorical support where it needs turning on.

@@ -217,6 +217,7 @@ class LightGBMReader(ModelReader):
             "learning_rate": settings.learning_rate,
             "max_depth": settings.max_depth,
             "num_leaves": min(2**settings.max_depth, 131072),
+            "colsample_bytree": settings.colsample,
             "reg_lambda": 1.0,
             "random_state": settings.random_state,
             "verbose": -1,

@@ -287,6 +287,8 @@ class HistGradientBoostingReader(ModelReader):
             max_iter=settings.n_estimators,
             learning_rate=settings.learning_rate,
             max_depth=settings.max_depth,
+            # HistGradientBoosting subsamples features per split, not per tree.
+            max_features=settings.colsample,
             l2_regularization=1.0,
             early_stopping=False,
             categorical_features="from_dtype",

@@ -238,6 +238,7 @@ class XGBoostReader(ModelReader):
             "n_estimators": settings.n_estimators,
             "learning_rate": settings.learning_rate,
             "max_depth": settings.max_depth,
+            "colsample_bytree": settings.colsample,
             "min_child_weight": 1,
             "reg_lambda": 1.0,
             "tree_method": "hist",
