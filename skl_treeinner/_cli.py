@@ -173,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=textwrap.fill(
             "Find the features a gradient boosted tree model really uses: score "
             "every feature with TreeInner on rows the model never saw (Sun, "
-            "AISTATS 2023), and keep those scoring above zero.",
+            "AISTATS 2023), and keep those that significantly help (a one-sided "
+            "test of each score, p < 0.05).",
             width=78,
         ),
         epilog=EPILOG,
@@ -367,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument(
         "--plot",
         metavar="FILE",
-        help="draw the scores, their spread over folds and the threshold to "
+        help="draw the scores, ± one standard error and the threshold to "
         "FILE.png, .pdf or .svg (needs matplotlib)",
     )
     output.add_argument(

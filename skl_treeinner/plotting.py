@@ -1,8 +1,8 @@
 """Plots of TreeInner scores: per feature, and as trees are added.
 
 - :func:`plot_scores`: the held-out scores of a fitted
-  :class:`~skl_treeinner.TreeInnerSelector`, one bar per feature, with the
-  spread over splits, the threshold and the selected features.
+  :class:`~skl_treeinner.TreeInnerSelector`, one bar per feature, with
+  ± one standard error, the threshold and the selected features.
 - :func:`plot_score_path`: the cumulative TreeInner score of each feature as
   boosting iterations are added (the paper's Figure 3, for one model).
 

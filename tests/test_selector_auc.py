@@ -34,6 +34,6 @@ def test_default_selector_auc_on_paper_regression_data():
             )
             in_sample = [total_gain.get(f"f{j}", 0.0) for j in range(X.shape[1])]
             gain.append(roc_auc_score(relevant, in_sample))
-    # Measured: 0.616 held out (se 0.031); in-sample gain far lower.
+    # Measured: 0.626 held out (se 0.025); in-sample gain far lower.
     assert np.mean(held_out) >= 0.58
     assert np.mean(gain) < np.mean(held_out) - 0.1
