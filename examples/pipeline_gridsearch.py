@@ -6,14 +6,16 @@ is fitted on the features the selector keeps, on generated data with 4
 informative features and 56 pure-noise ones.
 
 GridSearchCV compares no selection at all (``"passthrough"``) with the
-selector under two thresholds (the default ``0.0``, i.e. a strictly positive
-held-out score, and ``"mean"``) and an optional cap ``max_features=5``. Every
-candidate is refitted on each of GridSearchCV's training folds, so the
-selector never sees the fold it is evaluated on: the search estimates the
-whole procedure, selection included.
+selector under two rules (the default ``alpha=0.05``: keep the features whose
+held-out score is significantly above zero; and ``alpha=None``: keep every
+positive score) and an optional cap ``max_features=5``. Every candidate is
+refitted on each of GridSearchCV's training folds, so the selector never sees
+the fold it is evaluated on: the search estimates the whole procedure,
+selection included.
 
-The booster is kept small (50 trees of depth 3) so that its 13 fits (4
-candidates x 3 folds, plus the refit on all rows) take a few seconds.
+The booster is kept small (50 trees of depth 3): the selector cross-fits it
+over 5 folds, so the 4 selector candidates x 3 folds, plus the refit on all
+rows, make 65 booster fits, about ten seconds.
 
 Run: python examples/pipeline_gridsearch.py
 """
@@ -53,7 +55,7 @@ param_grid = [
     {"select": ["passthrough"]},
     {
         "select": [TreeInnerSelector(booster, random_state=0)],
-        "select__threshold": [0.0, "mean"],
+        "select__alpha": [0.05, None],
         "select__max_features": [None, 5],
     },
 ]
@@ -69,7 +71,7 @@ results = pd.DataFrame(search.cv_results_)
 results["selection"] = [
     "none (passthrough)"
     if params["select"] == "passthrough"
-    else f"threshold={params['select__threshold']!r}, "
+    else f"alpha={params['select__alpha']}, "
     f"max_features={params['select__max_features']}"
     for params in results["params"]
 ]

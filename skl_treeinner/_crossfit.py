@@ -23,9 +23,11 @@ from sklearn.base import ClassifierMixin, clone
 from sklearn.base import is_classifier as sklearn_is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import (
+    GroupKFold,
     GroupShuffleSplit,
     KFold,
     ShuffleSplit,
+    StratifiedGroupKFold,
     StratifiedKFold,
     StratifiedShuffleSplit,
     check_cv,
@@ -38,6 +40,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_method_params
 from threadpoolctl import threadpool_limits
 
+from ._inference import pool_rows
 from ._progress import progress
 from ._readers import SUPPORTED_MODELS, ModelReader, reader_class
 from ._tree_inner import tree_inner
@@ -47,6 +50,7 @@ __all__ = [
     "MIN_SCORING_ROWS",
     "MIN_SPLIT_ROWS",
     "check_scoring_rows",
+    "scored_units",
     "CrossFitPlan",
     "SplitJob",
     "check_supported",
@@ -281,8 +285,9 @@ def make_splits(
             splitter = cls(1, test_size=validation_fraction, random_state=seed)
         what = f"validation_fraction={validation_fraction}"
     elif isinstance(cv, Integral):
-        cls = StratifiedKFold if classifier else KFold
-        splitter = cls(cv, shuffle=True, random_state=seed)
+        splitter = int_splitter(cv, classifier, grouped=groups is not None, seed=seed)
+        if groups is not None:
+            split_params = {"groups": groups}
         what = f"cv={cv}"
     else:
         splitter = check_cv(cv, y, classifier=classifier)
@@ -321,7 +326,7 @@ def make_splits(
                     f"The held-out rows of split {i} hold a single class "
                     f"({held.tolist()}), so TreeInner cannot tell features "
                     "apart on them. Use a stratified split (cv=None or an int "
-                    "cv stratify for classifiers) or more rows per class."
+                    "cv, which stratifies for classifiers) or more rows per class."
                 )
             missing = np.setdiff1d(classes, y[train])
             if missing.size:
@@ -332,6 +337,20 @@ def make_splits(
                     "per class."
                 )
     return splits
+
+
+def int_splitter(k, classifier, *, grouped, seed=None):
+    """Return the splitter an int ``cv`` stands for.
+
+    ``StratifiedKFold`` for classifiers, ``KFold`` otherwise, shuffled and
+    seeded; with groups, their group-aware versions (``StratifiedGroupKFold``,
+    ``GroupKFold``), so that no group is both fitted and scored.
+    """
+    if grouped:
+        cls = StratifiedGroupKFold if classifier else GroupKFold
+    else:
+        cls = StratifiedKFold if classifier else KFold
+    return cls(k, shuffle=True, random_state=seed)
 
 
 def _check_class_counts(y, labels, n, what) -> None:
@@ -373,6 +392,34 @@ def check_scoring_rows(jobs) -> None:
             "them, and too few leave only the noise of their residuals and no "
             f"standard error). {fix}"
         )
+
+
+def scored_units(n_samples, tests, contributions, *, sample_weight, groups):
+    """Return the independent units of the test: scored rows, or their groups.
+
+    Refuses fewer than ``MIN_SCORING_ROWS`` distinct scored rows of nonzero
+    weight (a prefit model is scored on every row given, and zero weights
+    leave rows out), and groups not of one label per row.
+    """
+    scored = np.zeros(n_samples, dtype=bool)
+    for test in tests:
+        scored[test] = True
+    if sample_weight is not None:
+        scored &= np.asarray(sample_weight) != 0
+    n_scored = int(scored.sum())
+    if n_scored < MIN_SCORING_ROWS:
+        raise ValueError(
+            f"The scores would come from {n_scored} held-out row(s) of nonzero "
+            f"weight; TreeInner needs at least {MIN_SCORING_ROWS} (a score is a "
+            "sum over them, and too few leave only the noise of their residuals "
+            "and no standard error). Pass more rows, or fewer of zero weight."
+        )
+    if groups is not None and len(groups) != n_samples:
+        raise ValueError(
+            f"groups has {len(groups)} entries but X has {n_samples} rows; pass "
+            "one group label per row of X."
+        )
+    return pool_rows(n_samples, tests, contributions, sample_weight, groups)
 
 
 def make_jobs(splits, *, y, classifier, es_reader, seeds) -> list[SplitJob]:

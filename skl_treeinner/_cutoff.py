@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import (
 
 __all__ = [
     "ALPHA_CONSTRAINTS",
+    "check_alpha",
     "MAX_FEATURES_CONSTRAINTS",
     "THRESHOLD_CONSTRAINTS",
     "parse_max_features",
@@ -42,6 +43,14 @@ MAX_FEATURES_CONSTRAINTS = [
     callable,
     None,
 ]
+
+
+def check_alpha(alpha):
+    """Check ``alpha`` as ``fit`` does; a value set after fit is checked at use."""
+    validate_parameter_constraints(
+        {"alpha": ALPHA_CONSTRAINTS}, {"alpha": alpha}, caller_name="TreeInnerSelector"
+    )
+    return alpha
 
 
 def threshold_value(scores, threshold) -> float:

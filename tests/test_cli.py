@@ -342,6 +342,28 @@ def test_usage_errors_exit_2(capsys, houses):
         main(["select", str(houses)])  # no --target
     assert exc.value.code == 2
     assert "--target" in capsys.readouterr().err
+    for bad in ("2", "0", "x"):
+        with pytest.raises(SystemExit) as exc:
+            main(["select", str(houses), "-t", "price", "--alpha", bad])
+        assert exc.value.code == 2
+        assert "is not a significance level" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["select", str(houses), "-t", "price", "--colsample", "1.5"])
+    assert exc.value.code == 2
+    assert "must be at most 1" in capsys.readouterr().err
+
+
+def test_alpha_none_selects_on_the_score_alone(capsys, houses, tmp_path):
+    out_json = tmp_path / "scores.json"
+    status, stdout, _ = run_cli(
+        capsys, "select", houses, "-t", "price", "--drop", "city", *FAST,
+        "--alpha", "none", "--colsample", "1", "--out", out_json, "-q",
+    )  # fmt: skip
+    assert status == 0
+    doc = json.loads(out_json.read_text())
+    assert doc["alpha"] is None
+    assert doc["selected"] == [f["feature"] for f in doc["features"] if f["score"] > 0]
+    assert "(score > 0)" in stdout
 
 
 @pytest.mark.parametrize(

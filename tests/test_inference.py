@@ -7,11 +7,13 @@ under the null (y independent of X) by simulation.
 
 import numpy as np
 import pytest
+import sklearn
 import xgboost as xgb
 from scipy import stats
 from sklearn.model_selection import KFold, RepeatedKFold
 
 from skl_treeinner import TreeInnerSelector, tree_inner
+from skl_treeinner._crossfit import make_splits
 from skl_treeinner._inference import one_sided_test, pool_rows
 
 
@@ -41,45 +43,43 @@ def test_one_sided_test_is_scipys_t_test():
     assert test.n_rows == 80
 
 
-def test_weights_count_as_repeated_rows():
-    # scikit-learn's sample_weight semantics: weight 3 = the row three times.
+def test_the_test_does_not_depend_on_the_scale_of_the_terms():
+    # Rows are the units, weights part of each row's term: weights multiplied
+    # by c multiply every term by c and leave t and p unchanged.
     rng = np.random.default_rng(1)
-    zeta = rng.normal(0.2, 1.0, size=(30, 3))
-    w = rng.integers(1, 4, size=30).astype(float)
-    weighted = one_sided_test(zeta * w[:, None], w)
-    repeated = one_sided_test(np.repeat(zeta, w.astype(int), axis=0))
-    np.testing.assert_allclose(weighted.scores, repeated.scores)
-    np.testing.assert_allclose(weighted.se, repeated.se)
-    np.testing.assert_allclose(weighted.pvalues, repeated.pvalues)
-    assert weighted.n_rows == repeated.n_rows == w.sum()
+    z = rng.normal(0.2, 1.0, size=(30, 3))
+    base = one_sided_test(z)
+    for c in (1e-3, 10.0):
+        scaled = one_sided_test(c * z)
+        np.testing.assert_allclose(scaled.pvalues, base.pvalues, rtol=1e-10)
+        np.testing.assert_allclose(scaled.se, c * base.se)
+        assert scaled.n_rows == 30
 
 
-def test_columns_without_spread():
+def test_columns_without_spread_are_not_evidence():
     z = np.zeros((10, 3))
-    z[:, 1] = 0.5  # every row the same positive term
+    z[:, 1] = 0.5  # every row the same positive term: no spread to judge by
     z[:, 2] = np.arange(10.0)
     test = one_sided_test(z)
     assert test.pvalues[0] == 1.0 and test.se[0] == 0.0  # never split on
-    assert test.pvalues[1] == 0.0 and test.se[1] == 0.0
+    assert test.pvalues[1] == 1.0 and test.se[1] == 0.0
     assert 0.0 < test.pvalues[2] < 1e-3
 
 
-def test_too_few_rows_or_tiny_weights_are_refused():
+def test_too_few_units_are_refused():
     with pytest.raises(ValueError, match="at least 2 scored rows"):
         one_sided_test(np.ones((1, 2)))
-    with pytest.raises(ValueError, match=r"w / w\.mean\(\)"):
-        one_sided_test(np.ones((10, 2)) * 0.1, np.full(10, 0.1))
 
 
-def test_pool_rows_sums_a_row_scored_twice_and_drops_zero_weights():
+def test_pool_rows_sums_a_row_scored_twice_drops_zero_weights_and_pools_groups():
     tests = [np.array([0, 1, 2]), np.array([2, 3])]
     contributions = [np.ones((3, 2)), 2 * np.ones((2, 2))]
-    z, w = pool_rows(5, tests, contributions)
+    z = pool_rows(5, tests, contributions)
     np.testing.assert_array_equal(z, [[1, 1], [1, 1], [3, 3], [2, 2]])
-    assert w is None
-    z, w = pool_rows(5, tests, contributions, np.array([1.0, 0.0, 2.0, 1.0, 1.0]))
+    z = pool_rows(5, tests, contributions, np.array([1.0, 0.0, 2.0, 1.0, 1.0]))
     np.testing.assert_array_equal(z, [[1, 1], [3, 3], [2, 2]])
-    np.testing.assert_array_equal(w, [1.0, 2.0, 1.0])
+    z = pool_rows(5, tests, contributions, groups=np.array(["a", "b", "a", "b", "c"]))
+    np.testing.assert_array_equal(z, [[4, 4], [3, 3]])  # groups a and b; c unscored
 
 
 # -- the selector's statistics ----------------------------------------------------
@@ -109,13 +109,59 @@ def test_prefit_statistics_and_weights():
     sel = TreeInnerSelector(model, prefit=True).fit(X[200:], y[200:], w)
     z = tree_inner(model, X[200:], y[200:], sample_weight=w, per_sample=True)
     keep = w > 0
-    ref = one_sided_test(z[keep], w[keep])
-    np.testing.assert_allclose(sel.pvalues_, ref.pvalues)
-    assert sel.n_scored_rows_ == w.sum()
-    # Frequency weights: the same as repeating the rows.
-    rows = np.repeat(np.arange(200, 400), w.astype(int))
-    repeated = TreeInnerSelector(model, prefit=True).fit(X[rows], y[rows])
-    np.testing.assert_allclose(repeated.pvalues_, sel.pvalues_, rtol=1e-8)
+    ref = stats.ttest_1samp(z[keep], 0.0, alternative="greater")
+    np.testing.assert_allclose(sel.pvalues_, ref.pvalue, rtol=1e-8, atol=1e-300)
+    assert sel.n_scored_rows_ == keep.sum()
+    # Rescaled weights give the same p-values (a regression test: when weights
+    # counted as repeated rows, weights x 10 made noise significant).
+    scaled = TreeInnerSelector(model, prefit=True).fit(X[200:], y[200:], 10 * w)
+    np.testing.assert_allclose(scaled.pvalues_, sel.pvalues_, rtol=1e-8)
+    np.testing.assert_allclose(scaled.scores_se_, 10 * sel.scores_se_)
+
+
+def test_too_few_rows_of_nonzero_weight_are_refused():
+    # A regression test: one row of weight 5 among zeros gave p = 0.
+    X, y = _data(seed=2)
+    model = _reg().fit(X[:200], y[:200])
+    w = np.zeros(200)
+    w[3] = 5.0
+    with pytest.raises(ValueError, match="1 held-out row"):
+        TreeInnerSelector(model, prefit=True).fit(X[200:], y[200:], w)
+    with pytest.raises(ValueError, match="2 held-out row"):
+        TreeInnerSelector(model, prefit=True).fit(X[200:202], y[200:202])
+
+
+def test_groups_are_held_out_whole_and_counted_as_units():
+    # A regression test: with the default int cv, groups were ignored (KFold)
+    # and noise constant within groups came out with p = 0.
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(30), 10)
+    X = np.column_stack(
+        [rng.normal(size=300)] + [rng.normal(size=30)[g] for _ in range(4)]
+    )
+    y = X[:, 0] + rng.normal(size=30)[g] + 0.3 * rng.normal(size=300)
+    sel = TreeInnerSelector(_reg(), random_state=0).fit(X, y, groups=g)
+    for classifier in (False, True):
+        splits = make_splits(
+            X,
+            (y > 0).astype(int) if classifier else y,
+            cv=5,
+            validation_fraction=0.5,
+            classifier=classifier,
+            groups=g,
+            split_params={},
+            seed=0,
+        )
+        assert len(splits) == 5
+        for train, test in splits:
+            assert not set(g[train]) & set(g[test])
+    assert sel.split_scores_.shape == (5, 5) and sel.n_scored_rows_ == 30
+    assert sel.get_support(indices=True).tolist() == [0]
+    assert (sel.pvalues_[1:] > 0.05).all()
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = _reg().set_fit_request(sample_weight=False)
+        routed = TreeInnerSelector(est, random_state=0).fit(X, y, groups=g)
+    np.testing.assert_allclose(routed.pvalues_, sel.pvalues_)
 
 
 def test_a_row_scored_by_several_splits_enters_once():
@@ -133,6 +179,8 @@ def test_alpha_reselects_without_refitting():
     X, y = _data(seed=4)
     sel = TreeInnerSelector(_reg(), cv=3, random_state=0).fit(X, y)
     fitted, p = sel.estimators_, sel.pvalues_.copy()
+    with pytest.raises(ValueError, match="'alpha' parameter"):
+        sel.set_params(alpha=1.5).get_support()  # checked at use, as at fit
     for alpha in [0.5, 1e-6, None, 0.05]:
         sel.set_params(alpha=alpha)
         assert sel.estimators_ is fitted
