@@ -1,12 +1,27 @@
-"""Warnings raised by skl-treeinner.
+"""Warnings and errors raised by skl-treeinner.
 
 Errors use the standard exception types (``TypeError`` for a model we cannot
-read, ``ValueError`` for a configuration or input we cannot score correctly).
+read, ``ValueError`` for a configuration or input we cannot score correctly);
+:class:`RoutingError` is a ``ValueError`` of its own, so that it can be caught.
 Warnings are reserved for cases where the numbers are still well defined but a
 guarantee of the paper no longer holds.
 """
 
-__all__ = ["IdentityWarning"]
+__all__ = ["IdentityWarning", "RoutingError"]
+
+
+class RoutingError(ValueError):
+    """A booster's own leaf routine disagrees with its own predictions.
+
+    Every score starts from the leaves the booster reports for each row
+    (XGBoost's ``pred_leaf``, LightGBM's ``pred_leaf``, scikit-learn's
+    ``apply``). Before they are used, the intercept plus the values of those
+    leaves is checked against the booster's raw margin on the same rows; when
+    they disagree beyond float rounding and no correct route is available
+    (for XGBoost GPU boosters, the CPU predictor on a copy), this is raised
+    rather than a wrong number returned. The message names the booster, the
+    share of checked rows that disagreed and what to do.
+    """
 
 
 class IdentityWarning(UserWarning):

@@ -522,6 +522,11 @@ class LightGBMReader(ModelReader):
         leaves += ens.tree_offsets[:-1] + (sizes - 1) // 2
         return leaves
 
+    def raw_margin(self, X) -> np.ndarray:  # noqa: D102
+        return self.booster.predict(
+            self._data(X), raw_score=True, num_iteration=self._num_iteration
+        )
+
     def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         data = self._data(X)
         n, k, p = n_rows(X), self.ensemble.n_outputs, self.ensemble.n_features

@@ -468,6 +468,9 @@ class HistGradientBoostingReader(ModelReader):
         leaves += self.ensemble.tree_offsets[:-1]
         return leaves
 
+    def raw_margin(self, X) -> np.ndarray:  # noqa: D102
+        return self.model._raw_predict(X)
+
     def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         shap = _import_shap()
         if self._has_categorical_split:

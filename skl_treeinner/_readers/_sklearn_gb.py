@@ -205,6 +205,9 @@ class GradientBoostingReader(ModelReader):
         leaves += self.ensemble.tree_offsets[:-1]
         return leaves
 
+    def raw_margin(self, X) -> np.ndarray:  # noqa: D102
+        return self.model._raw_predict(self._validate(X))
+
     def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         shap = _import_shap()
         estimators = self.model.estimators_

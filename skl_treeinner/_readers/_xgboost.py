@@ -228,6 +228,7 @@ class XGBoostReader(ModelReader):
         self.booster = booster
         self.ensemble = self._read(booster)
         self._round_boosters = None
+        self._cpu_routing = False
 
     # -- estimators --------------------------------------------------------------
     @classmethod
@@ -419,11 +420,67 @@ class XGBoostReader(ModelReader):
         return super().prepare_X(X)
 
     def apply(self, X) -> np.ndarray:  # noqa: D102
-        leaves = self.booster.predict(self._dmatrix(X), pred_leaf=True)
+        return self._leaves(self.booster.predict(self._dmatrix(X), pred_leaf=True))
+
+    def apply_with_margin(self, X, rows):  # noqa: D102
+        # One DMatrix for both, and the margin of every row of it unless few
+        # are checked: a second DMatrix per chunk cost more than predicting
+        # all its rows.
+        # Leaves first, so that a GPU booster's first-call misrouting is what
+        # gets checked.
+        dmat = self._dmatrix(X)
+        leaves = self._leaves(self.booster.predict(dmat, pred_leaf=True))
+        k = self.ensemble.n_outputs
+        if rows.size == 0:
+            return leaves, np.empty((0, k))
+        if rows.size * 4 < leaves.shape[0]:  # few rows checked: predict those
+            margin = self.booster.predict(dmat.slice(rows), output_margin=True)
+            return leaves, np.asarray(margin, dtype=np.float64).reshape(-1, k)
+        margin = self.booster.predict(dmat, output_margin=True)
+        return leaves, np.asarray(margin, dtype=np.float64).reshape(-1, k)[rows]
+
+    def _leaves(self, leaves) -> np.ndarray:
         n_trees = self.ensemble.n_trees
         leaves = leaves.reshape(leaves.shape[0], n_trees).astype(np.int64)
         leaves += self.ensemble.tree_offsets[:-1]
         return leaves
+
+    def raw_margin(self, X) -> np.ndarray:  # noqa: D102
+        return self.booster.predict(self._dmatrix(X), output_margin=True)
+
+    fallback_name = "XGBoost's CPU predictor, on a copy of the booster"
+
+    def on_gpu(self) -> bool:
+        """Whether the booster predicts on a GPU (its ``device`` setting)."""
+        config = json.loads(self.booster.save_config())
+        device = str(config["learner"]["generic_param"].get("device", "cpu"))
+        return device.startswith(("cuda", "gpu"))
+
+    def use_fallback_routing(self) -> bool:
+        """Route with the CPU predictor on a copy of a GPU booster.
+
+        A freshly trained GPU booster's first ``pred_leaf`` call can send rows
+        with missing values down the wrong branch (xgboost 3.4.1 on an H100);
+        the CPU predictor routes them as the model's predictions do. The
+        user's booster is left as it is.
+        """
+        if self._cpu_routing or not self.on_gpu():
+            return False
+        cpu = self.booster.copy()
+        cpu.set_param({"device": "cpu"})
+        self.booster = cpu
+        self._round_boosters = None
+        self._cpu_routing = True
+        return True
+
+    def routing_advice(self) -> str:  # noqa: D102
+        if self._cpu_routing:
+            return (
+                "The CPU predictor on a copy of the booster disagreed too. Save "
+                "the model and load it again (xgb.Booster(model_file=...)), and "
+                "report it to skl-treeinner with your xgboost version."
+            )
+        return super().routing_advice()
 
     def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         # XGBoost computes contributions only for iteration ranges starting at
