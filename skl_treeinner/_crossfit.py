@@ -40,7 +40,6 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_method_params
 from threadpoolctl import threadpool_limits
 
-from ._inference import pool_rows
 from ._progress import progress
 from ._readers import SUPPORTED_MODELS, ModelReader, reader_class
 from ._tree_inner import tree_inner
@@ -49,8 +48,8 @@ __all__ = [
     "EARLY_STOPPING_FRACTION",
     "MIN_SCORING_ROWS",
     "MIN_SPLIT_ROWS",
+    "check_groups",
     "check_scoring_rows",
-    "scored_units",
     "CrossFitPlan",
     "SplitJob",
     "check_supported",
@@ -266,14 +265,10 @@ def make_splits(
     """Return the checked (train, test) index pairs of ``cv``.
 
     For a classifier, ``y`` holds class indices 0..K-1 and ``labels`` the
-    class labels they stand for (named in messages).
+    class labels they stand for (named in messages). ``groups`` have passed
+    :func:`check_groups`.
     """
     n = y.shape[0]
-    if groups is not None and len(groups) != n:
-        raise ValueError(
-            f"groups has {len(groups)} entries but X has {n} rows; pass one group "
-            "label per row of X."
-        )
     if cv is None:
         if groups is not None:
             splitter = GroupShuffleSplit(
@@ -371,55 +366,40 @@ def _check_class_counts(y, labels, n, what) -> None:
     )
 
 
-def check_scoring_rows(jobs) -> None:
-    """Refuse splits that score on fewer rows than the test needs.
-
-    Every split needs ``MIN_SPLIT_ROWS`` held-out rows and all of them
-    together ``MIN_SCORING_ROWS`` distinct rows.
-    """
-    fix = "Pass more rows, a larger validation_fraction, or fewer splits."
-    for job in jobs:
-        if job.test.size < MIN_SPLIT_ROWS:
-            raise ValueError(
-                f"Split {job.index} would score on {job.test.size} held-out "
-                f"row(s); each split needs at least {MIN_SPLIT_ROWS}. {fix}"
-            )
-    n_scored = np.unique(np.concatenate([job.test for job in jobs])).size
-    if n_scored < MIN_SCORING_ROWS:
-        raise ValueError(
-            f"The splits would score on {n_scored} held-out row(s) in all; "
-            f"TreeInner needs at least {MIN_SCORING_ROWS} (a score is a sum over "
-            "them, and too few leave only the noise of their residuals and no "
-            f"standard error). {fix}"
-        )
-
-
-def scored_units(n_samples, tests, contributions, *, sample_weight, groups):
-    """Return the independent units of the test: scored rows, or their groups.
-
-    Refuses fewer than ``MIN_SCORING_ROWS`` distinct scored rows of nonzero
-    weight (a prefit model is scored on every row given, and zero weights
-    leave rows out), and groups not of one label per row.
-    """
-    scored = np.zeros(n_samples, dtype=bool)
-    for test in tests:
-        scored[test] = True
-    if sample_weight is not None:
-        scored &= np.asarray(sample_weight) != 0
-    n_scored = int(scored.sum())
-    if n_scored < MIN_SCORING_ROWS:
-        raise ValueError(
-            f"The scores would come from {n_scored} held-out row(s) of nonzero "
-            f"weight; TreeInner needs at least {MIN_SCORING_ROWS} (a score is a "
-            "sum over them, and too few leave only the noise of their residuals "
-            "and no standard error). Pass more rows, or fewer of zero weight."
-        )
+def check_groups(groups, n_samples: int) -> None:
+    """Refuse ``groups`` that are not one label per row."""
     if groups is not None and len(groups) != n_samples:
         raise ValueError(
             f"groups has {len(groups)} entries but X has {n_samples} rows; pass "
             "one group label per row of X."
         )
-    return pool_rows(n_samples, tests, contributions, sample_weight, groups)
+
+
+def check_scoring_rows(tests, sample_weight=None) -> None:
+    """Refuse held-out rows too few for the scores and their test.
+
+    ``tests`` are the held-out rows of each split (a prefit model's: all of
+    them). Every split needs ``MIN_SPLIT_ROWS`` rows, and all splits together
+    ``MIN_SCORING_ROWS`` distinct rows of nonzero weight (rows of weight 0 are
+    not scored).
+    """
+    fix = "Pass more rows, a larger validation_fraction, or fewer splits"
+    for i, test in enumerate(tests):
+        if test.size < MIN_SPLIT_ROWS:
+            raise ValueError(
+                f"Split {i} would score on {test.size} held-out row(s); each "
+                f"split needs at least {MIN_SPLIT_ROWS}. {fix}."
+            )
+    scored = np.unique(np.concatenate(tests))
+    if sample_weight is not None:
+        scored = scored[np.asarray(sample_weight)[scored] != 0]
+    if scored.size < MIN_SCORING_ROWS:
+        raise ValueError(
+            f"The scores would come from {scored.size} held-out row(s) of nonzero "
+            f"weight; TreeInner needs at least {MIN_SCORING_ROWS} (a score is a "
+            "sum over them, and too few leave only the noise of their residuals "
+            f"and no standard error). {fix}, or fewer rows of zero weight."
+        )
 
 
 def make_jobs(splits, *, y, classifier, es_reader, seeds) -> list[SplitJob]:

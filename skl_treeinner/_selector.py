@@ -418,10 +418,12 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         if self.estimator is None and classifier:
             warn_many_integer_classes(y)
         y_fit = check_target_suits_estimator(y, classifier, final)
+        _crossfit.check_groups(groups, y.shape[0])
 
         if self.prefit:
+            tests = [np.arange(y.shape[0])]
+            _crossfit.check_scoring_rows(tests, weight)
             contributions, fitted = self._score_prefit(X, y, weight, base)
-            tests = [np.arange(contributions[0].shape[0])]
             estimators = [fitted]
         else:
             if classifier:  # 0..K-1, as XGBoost requires
@@ -454,8 +456,8 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
                 es_reader=plan.es_reader,
                 seeds=rng.randint(2**31 - 1, size=len(splits)),
             )
-            _crossfit.check_scoring_rows(jobs)
             tests = [job.test for job in jobs]
+            _crossfit.check_scoring_rows(tests, weight)
             estimators, contributions = _crossfit.run_splits(
                 plan,
                 jobs,
@@ -464,10 +466,9 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
                 name=type(self).__name__,
             )
 
-        units = _crossfit.scored_units(
-            y.shape[0], tests, contributions, sample_weight=weight, groups=groups
+        test = _inference.one_sided_test(
+            _inference.pool_rows(y.shape[0], tests, contributions, weight, groups)
         )
-        test = _inference.one_sided_test(units)
         self.estimators_ = estimators
         self.estimator_ = estimators[0]
         self.split_scores_ = np.vstack([z.sum(axis=0) for z in contributions])

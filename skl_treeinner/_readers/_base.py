@@ -297,10 +297,13 @@ class ModelReader:
 
     def _misrouted(self, leaves, own) -> int:
         """Count the rows whose leaves miss the booster's own raw margin ``own``."""
+        return int(self._disagreeing(leaves, own).sum())
+
+    def _disagreeing(self, leaves, own) -> np.ndarray:
+        """Mask of the rows whose leaves' margin is off ``own`` beyond rounding."""
         margin, scale = self.ensemble.margins(leaves)
         rtol = _ROUTING_RTOL * max(1.0, math.sqrt(self.ensemble.n_trees) / 30)
-        off = np.abs(margin - own) > rtol * scale + 1e-12
-        return int(off.any(axis=1).sum())
+        return (np.abs(margin - own) > rtol * scale + 1e-12).any(axis=1)
 
     def raw_margin(self, X) -> np.ndarray:
         """Return the booster's own raw margin on X (before the link function).

@@ -27,7 +27,6 @@ refreshes that would make p̂ wrong.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterator
 
@@ -36,7 +35,7 @@ import numpy as np
 from .. import _objectives as obj
 from .._ensemble import TreeEnsemble, node_values_from_leaves
 from . import _ubjson as ubjson
-from ._base import _ROUTING_RTOL, ModelReader, feature_names_of, n_rows
+from ._base import ModelReader, feature_names_of, n_rows
 
 __all__ = ["XGBoostReader"]
 
@@ -449,10 +448,8 @@ class XGBoostReader(ModelReader):
             except xgb.core.XGBoostError:  # QuantileDMatrix and external memory
                 part = None
             if part is not None:
-                margin = self.booster.predict(part, output_margin=True)
-                return leaves, np.asarray(margin, dtype=np.float64).reshape(-1, k)
-        margin = self.booster.predict(dmat, output_margin=True)
-        return leaves, np.asarray(margin, dtype=np.float64).reshape(-1, k)[rows]
+                return leaves, self._own_margin(part)
+        return leaves, self._own_margin(dmat)[rows]
 
     def _leaves(self, leaves) -> np.ndarray:
         n_trees = self.ensemble.n_trees
@@ -463,21 +460,19 @@ class XGBoostReader(ModelReader):
     def raw_margin(self, X) -> np.ndarray:  # noqa: D102
         return self.booster.predict(self._dmatrix(X), output_margin=True)
 
-    def _misrouted(self, leaves, own) -> int:
+    def _disagreeing(self, leaves, own) -> np.ndarray:
         # XGBoost adds the leaves one tree at a time in float32: small leaves
         # beside a large margin are partly lost, always in the same direction,
         # so over many trees the float64 sum drifts beyond any rounding bound.
         # A row also passes when XGBoost's own float32 sum of the reported
         # leaves gives its margin.
-        ens = self.ensemble
-        margin, scale = ens.margins(leaves)
-        rtol = _ROUTING_RTOL * max(1.0, math.sqrt(ens.n_trees) / 30)
-        off = np.abs(margin - own) > rtol * scale + 1e-12
-        rows = np.flatnonzero(off.any(axis=1))
+        off = super()._disagreeing(leaves, own)
+        rows = np.flatnonzero(off)
         if rows.size == 0:
-            return 0
-        value32 = ens.value.astype(np.float32)
-        per_tree = value32[leaves[rows]]
+            return off
+        ens = self.ensemble
+        _, scale = ens.margins(leaves[rows])
+        per_tree = ens.value.astype(np.float32)[leaves[rows]]
         still = np.zeros(rows.size, dtype=bool)
         for k in range(ens.n_outputs):
             trees = per_tree[:, ens.tree_group == k]
@@ -486,8 +481,9 @@ class XGBoostReader(ModelReader):
             total = np.cumsum(np.hstack([start, trees]), axis=1, dtype=np.float32)
             total = total[:, -1].astype(np.float64)
             ulp = np.spacing(np.abs(own[rows, k]).astype(np.float32)).astype(float)
-            still |= np.abs(total - own[rows, k]) > 4 * ulp + 1e-6 * scale[rows, k]
-        return int(still.sum())
+            still |= np.abs(total - own[rows, k]) > 4 * ulp + 1e-6 * scale[:, k]
+        off[rows] = still
+        return off
 
     fallback_name = "XGBoost's CPU predictor, on a copy of the booster"
 
