@@ -19,43 +19,57 @@ import numpy as np
 
 __all__ = ["loads"]
 
-# Numeric markers: struct format (big-endian) and numpy dtype.
+# Numeric markers (as byte values): big-endian struct and numpy dtype.
 _NUMBERS = {
-    b"i": (">b", np.dtype(">i1")),
-    b"U": (">B", np.dtype(">u1")),
-    b"I": (">h", np.dtype(">i2")),
-    b"l": (">i", np.dtype(">i4")),
-    b"L": (">q", np.dtype(">i8")),
-    b"d": (">f", np.dtype(">f4")),
-    b"D": (">d", np.dtype(">f8")),
+    ord(marker): (struct.Struct(fmt), np.dtype(fmt))
+    for marker, fmt in {
+        "i": ">b",
+        "U": ">B",
+        "I": ">h",
+        "l": ">i",
+        "L": ">q",
+        "d": ">f",
+        "D": ">d",
+    }.items()
 }
-_CONSTANTS = {b"Z": None, b"T": True, b"F": False}
+_LENGTHS = {m: v for m, v in _NUMBERS.items() if chr(m) not in "dD"}
+_CONSTANTS = {ord("Z"): None, ord("T"): True, ord("F"): False}
+_NOOP, _STRING, _HIGH, _CHAR = ord("N"), ord("S"), ord("H"), ord("C")
+_ARRAY, _ARRAY_END, _OBJECT, _OBJECT_END = ord("["), ord("]"), ord("{"), ord("}")
+_TYPE, _COUNT = ord("$"), ord("#")
 
 
 class _Decoder:
+    # Markers are handled as ints (indexing bytes gives an int): a bytes
+    # object per marker made parsing several times slower.
     def __init__(self, data: bytes):
-        self.data = memoryview(data)
+        self.data = bytes(data)
         self.pos = 0
 
-    def marker(self) -> bytes:
+    def marker(self) -> int:
+        data, pos = self.data, self.pos
         while True:
-            m = bytes(self.data[self.pos : self.pos + 1])
-            if not m:
+            if pos >= len(data):
                 raise ValueError("truncated UBJSON document")
-            self.pos += 1
-            if m != b"N":  # no-op
+            m = data[pos]
+            pos += 1
+            if m != _NOOP:
+                self.pos = pos
                 return m
 
-    def number(self, m: bytes):
-        fmt, _ = _NUMBERS[m]
-        (v,) = struct.unpack_from(fmt, self.data, self.pos)
-        self.pos += struct.calcsize(fmt)
+    def peek(self) -> int | None:
+        return self.data[self.pos] if self.pos < len(self.data) else None
+
+    def number(self, m: int):
+        st = _NUMBERS[m][0]
+        (v,) = st.unpack_from(self.data, self.pos)
+        self.pos += st.size
         return v
 
     def length(self) -> int:
         m = self.marker()
-        if m not in _NUMBERS or m in (b"d", b"D"):
-            raise ValueError(f"invalid UBJSON length marker {m!r}")
+        if m not in _LENGTHS:
+            raise ValueError(f"invalid UBJSON length marker {bytes([m])!r}")
         n = self.number(m)
         if n < 0:
             raise ValueError("negative UBJSON length")
@@ -63,36 +77,39 @@ class _Decoder:
 
     def string(self) -> str:
         n = self.length()
-        s = bytes(self.data[self.pos : self.pos + n]).decode("utf-8")
-        self.pos += n
+        end = self.pos + n
+        if end > len(self.data):
+            raise ValueError("truncated UBJSON document")
+        s = self.data[self.pos : end].decode("utf-8")
+        self.pos = end
         return s
 
-    def value(self, m: bytes | None = None):
+    def value(self, m: int | None = None):
         m = self.marker() if m is None else m
         if m in _NUMBERS:
             return self.number(m)
         if m in _CONSTANTS:
             return _CONSTANTS[m]
-        if m == b"S":
+        if m == _STRING:
             return self.string()
-        if m == b"H":  # high-precision number, stored as a string
+        if m == _HIGH:  # high-precision number, stored as a string
             return float(self.string())
-        if m == b"C":
+        if m == _CHAR:
             c = chr(self.data[self.pos])
             self.pos += 1
             return c
-        if m == b"[":
+        if m == _ARRAY:
             return self.array()
-        if m == b"{":
+        if m == _OBJECT:
             return self.object()
-        raise ValueError(f"invalid UBJSON marker {m!r} at byte {self.pos - 1}")
+        raise ValueError(f"invalid UBJSON marker {bytes([m])!r} at byte {self.pos - 1}")
 
-    def container_header(self) -> tuple[bytes | None, int | None]:
+    def container_header(self) -> tuple[int | None, int | None]:
         kind, count = None, None
-        if bytes(self.data[self.pos : self.pos + 1]) == b"$":
+        if self.peek() == _TYPE:
             self.pos += 1
             kind = self.marker()
-        if bytes(self.data[self.pos : self.pos + 1]) == b"#":
+        if self.peek() == _COUNT:
             self.pos += 1
             count = self.length()
         elif kind is not None:
@@ -104,13 +121,15 @@ class _Decoder:
         if kind in _NUMBERS:
             dtype = _NUMBERS[kind][1]
             end = self.pos + count * dtype.itemsize
-            out = np.frombuffer(self.data[self.pos : end], dtype=dtype)
+            if end > len(self.data):
+                raise ValueError("truncated UBJSON document")
+            out = np.frombuffer(self.data, dtype=dtype, count=count, offset=self.pos)
             self.pos = end
             return out.astype(dtype.newbyteorder("="))
         if count is not None:
             return [self.value(kind) for _ in range(count)]
         items = []
-        while (m := self.marker()) != b"]":
+        while (m := self.marker()) != _ARRAY_END:
             items.append(self.value(m))
         return items
 
@@ -122,7 +141,7 @@ class _Decoder:
                 key = self.string()
                 out[key] = self.value(kind)
             return out
-        while self.marker() != b"}":
+        while self.marker() != _OBJECT_END:
             self.pos -= 1  # not a no-op or the end: the key's length marker
             key = self.string()
             out[key] = self.value()
