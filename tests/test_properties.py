@@ -170,4 +170,7 @@ def test_lightgbm_identities_property(prm):
     if gain.sum() == 0:
         np.testing.assert_allclose(scores, 0.0, atol=1e-12)
         return
-    assert np.abs(l1(scores) - l1(gain)).max() <= 1e-6
+    # LightGBM sums gradients and hessians in float32 (its score_t), so its
+    # gains carry float32 rounding: 1e-6 was exceeded (1.1e-6, a 2-leaf binary
+    # model), 1e-5 is still 100x below any real disagreement seen.
+    assert np.abs(l1(scores) - l1(gain)).max() <= 1e-5
