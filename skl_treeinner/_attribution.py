@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from ._kernels import kernels_for
 from ._readers import read_model
 from ._validation import check_params
 
@@ -91,6 +92,11 @@ def predecomp(model, X, *, return_bias=False):
     p, k = ens.n_features, ens.n_outputs
     table = ens.path_table  # (n_nodes, k * p): PreDecomp of every leaf
     values = np.empty((n, k * p), dtype=np.float64)
+    kernels = kernels_for(ens, reader.n_threads())
+    if kernels is not None:  # the fused kernel; the numpy path below is the reference
+        for start, stop, _, leaves in reader.iter_leaves(X, scale=4):
+            values[start:stop] = kernels.leaf_paths(leaves)
+        return _shaped(values, ens, return_bias)
     for start, stop, _, leaves in reader.iter_leaves(X):
         rows = stop - start
         # One-hot (rows x n_nodes) of the leaves reached, times the table.
@@ -103,6 +109,12 @@ def predecomp(model, X, *, return_bias=False):
             shape=(rows, ens.n_nodes),
         )
         values[start:stop] = (hit @ table).toarray()
+    return _shaped(values, ens, return_bias)
+
+
+def _shaped(values, ens, return_bias):
+    """(n, k * p) values as predecomp returns them, with the bias if asked."""
+    n, p, k = values.shape[0], ens.n_features, ens.n_outputs
     if k == 1:
         values = values.reshape(n, p)
         bias = float(ens.bias[0])

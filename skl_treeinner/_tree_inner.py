@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from ._kernels import kernels_for
 from ._progress import progress
 from ._readers import read_model
 from ._readers._base import n_rows
@@ -229,6 +230,17 @@ def _tree_inner(
     return _tree_inner_predecomp(reader, X, y, w, per_iteration, verbose)
 
 
+def _gradient_kernels(reader):
+    """Return the reader's compiled kernels if they know its objective, else None."""
+    kernels = kernels_for(reader.ensemble, reader.n_threads())
+    return kernels if kernels is not None and kernels.has_gradient else None
+
+
+#: How much larger the fused kernels' row chunks are than the numpy path's:
+#: they keep no (rows x trees) float intermediates, only the leaves.
+FUSED_CHUNK_SCALE = 4
+
+
 def _chunks(reader, X, verbose, desc, scale=1):
     """Yield the reader's leaf chunks, behind a progress bar when ``verbose``."""
     chunks = reader.iter_leaves(X, scale=scale)
@@ -262,9 +274,16 @@ def _tree_inner_predecomp_rows(reader, X, n, y, w, verbose=0):
     ens = reader.ensemble
     k, p = ens.n_outputs, ens.n_features
     z = np.empty((n, p), dtype=np.float64)
+    kernels = _gradient_kernels(reader)
+    scale = 1 if kernels is None else FUSED_CHUNK_SCALE
     for start, stop, _, leaves in _chunks(
-        reader, X, verbose, "tree_inner (predecomp, per sample)"
+        reader, X, verbose, "tree_inner (predecomp, per sample)", scale
     ):
+        if kernels is not None:
+            z[start:stop] = kernels.row_terms(
+                leaves, y[start:stop], _rows(w, start, stop)
+            )
+            continue
         residual = _residuals(ens, leaves, y[start:stop], _rows(w, start, stop))
         residual /= ens.learning_rate
         hit = sparse.csr_matrix(
@@ -287,8 +306,15 @@ def _tree_inner_predecomp(reader, X, y, w, per_iteration=False, verbose=0):
     """Σ_m α_m⁻¹ Σ_i f_{m,k}(x_i)(-g_{i,m}) w_i through per-leaf residual sums."""
     ens = reader.ensemble
     leaf_residual = np.zeros(ens.n_nodes)
-    chunks = _chunks(reader, X, verbose, "tree_inner (predecomp)")
+    kernels = _gradient_kernels(reader)
+    scale = 1 if kernels is None else FUSED_CHUNK_SCALE
+    chunks = _chunks(reader, X, verbose, "tree_inner (predecomp)", scale)
     for start, stop, _, leaves in chunks:
+        if kernels is not None:
+            leaf_residual += kernels.leaf_sums(
+                leaves, y[start:stop], _rows(w, start, stop)
+            )
+            continue
         residual = _residuals(ens, leaves, y[start:stop], _rows(w, start, stop))
         leaf_residual += np.bincount(
             leaves.ravel(), weights=residual.ravel(), minlength=ens.n_nodes
@@ -330,8 +356,12 @@ def _tree_inner_treeshap(
     # Larger chunks than PreDecomp's: every chunk costs one TreeSHAP call per
     # iteration, and the boosters' per-call overhead adds up over hundreds.
     chunks = reader.iter_leaves(X, scale=4)
+    kernels = _gradient_kernels(reader)
     for c, (start, stop, X_chunk, leaves) in enumerate(chunks):
-        residual = ens.iteration_gradients(leaves, y[start:stop])  # (n, R, K)
+        if kernels is not None:
+            residual = kernels.iteration_gradients(leaves, y[start:stop])
+        else:
+            residual = ens.iteration_gradients(leaves, y[start:stop])  # (n, R, K)
         residual *= -1.0 / ens.iteration_learning_rate[:, None]
         if w is not None:
             residual *= w[start:stop, None, None]

@@ -142,8 +142,9 @@ def test_predecomp_per_iteration_with_weights_and_chunks(monkeypatch, capsys):
     model, target = fit("binary:logistic", X, y, n_estimators=8)
     w = np.random.default_rng(1).uniform(0.2, 2.0, size=500)
     whole = tree_inner(model, X, target, sample_weight=w, per_iteration=True)
-    # 256-row chunks: 2 of them, and progress counts them.
-    monkeypatch.setattr(_base, "_CHUNK_ELEMENTS", 256 * 8)
+    # 256-row chunks (the smallest, also for the fused kernels' 4x larger
+    # chunks): 2 of them, and progress counts them.
+    monkeypatch.setattr(_base, "_CHUNK_ELEMENTS", 64 * 8)
     chunked = tree_inner(
         model, X, target, sample_weight=w, per_iteration=True, verbose=1
     )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
 import warnings
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -37,6 +40,11 @@ _CHUNK_ELEMENTS = 1 << 20
 #: that misroutes 0.1 % of the rows with probability 1 - 0.999**5000 > 99.3 %;
 #: comparing every row cost 1.3x the plain ``tree_inner`` on 10,000 rows.
 ROUTING_CHECK_ROWS = 5000
+#: Models whose parsed ensembles are kept (:meth:`ModelReader.cached_read`).
+READ_CACHE_SIZE = 4
+_READ_CACHE: OrderedDict = OrderedDict()
+_READ_CACHE_LOCK = threading.Lock()
+
 #: Relative tolerance of the check, against the margin's absolute scale
 #: (intercept plus the leaf values' absolute sum): XGBoost predicts in float32,
 #: whose rounding grows like the square root of the number of trees.
@@ -140,6 +148,9 @@ class ModelReader:
     accepts_infinity: bool = True
     #: Training settings that break Prop. 3 (each a short phrase); warned about.
     lost_identities: tuple[str, ...] | list[str] = ()
+    #: The booster's own thread setting (``n_jobs``/``nthread``), None for its
+    #: default; the scoring kernels use as many threads (:meth:`n_threads`).
+    thread_setting: int | None = None
 
     # -- the library's estimators (class methods: no fitted model needed) -------------
     @classmethod
@@ -211,6 +222,41 @@ class ModelReader:
             )
         return self.ensemble.objective.validate_target(y.astype(np.float64))
 
+    # -- reading -------------------------------------------------------------------
+    def cached_read(
+        self, serialized: tuple[bytes | str, ...], read: Callable[[], TreeEnsemble]
+    ) -> TreeEnsemble:
+        """Return ``read()``, or the ensemble read before from the same bytes.
+
+        ``serialized`` must hold everything ``read`` depends on, as the
+        library saves it (the model's bytes, its configuration): the key is
+        their BLAKE2 digest, so a model changed in place (trained further,
+        loaded over) is read again, never served stale. Parsing a 500-tree
+        model costs about a fifth of routing 10,000 rows through it; hashing
+        its bytes, about a hundredth. The :data:`READ_CACHE_SIZE` most recent
+        ensembles are kept with their :attr:`lost_identities`.
+        """
+        digest = hashlib.blake2b(digest_size=20)
+        for part in serialized:
+            data = part.encode() if isinstance(part, str) else bytes(part)
+            digest.update(len(data).to_bytes(8, "little"))
+            digest.update(data)
+        key = (type(self).__qualname__, digest.digest())
+        with _READ_CACHE_LOCK:
+            hit = _READ_CACHE.get(key)
+            if hit is not None:
+                _READ_CACHE.move_to_end(key)
+        if hit is not None:
+            ensemble, lost = hit
+            self.lost_identities = list(lost)
+            return ensemble
+        ensemble = read()
+        with _READ_CACHE_LOCK:
+            _READ_CACHE[key] = (ensemble, tuple(self.lost_identities))
+            while len(_READ_CACHE) > READ_CACHE_SIZE:
+                _READ_CACHE.popitem(last=False)
+        return ensemble
+
     # -- routing -------------------------------------------------------------------
     def iter_leaves(
         self, X, *, scale: int = 1
@@ -229,6 +275,7 @@ class ModelReader:
         if step >= n:
             yield 0, n, X, self.checked_apply(X, checked)
             return
+        step = -(-n // -(-n // step))  # as many chunks, of even sizes
         for start in range(0, n, step):
             stop = min(start + step, n)
             chunk = slice_rows(X, start, stop)
@@ -301,7 +348,10 @@ class ModelReader:
 
     def _disagreeing(self, leaves, own) -> np.ndarray:
         """Mask of the rows whose leaves' margin is off ``own`` beyond rounding."""
-        margin, scale = self.ensemble.margins(leaves)
+        from .._kernels import kernels_for
+
+        kernels = kernels_for(self.ensemble, self.n_threads())
+        margin, scale = (kernels or self.ensemble).margins(leaves)
         rtol = _ROUTING_RTOL * max(1.0, math.sqrt(self.ensemble.n_trees) / 30)
         return (np.abs(margin - own) > rtol * scale + 1e-12).any(axis=1)
 
@@ -332,6 +382,17 @@ class ModelReader:
             "Please report it with the library's version; as a workaround, save "
             "and reload the model, or predict once before scoring."
         )
+
+    def n_threads(self) -> int:
+        """Threads for the arithmetic after routing: those the booster would use.
+
+        The booster's own setting (:attr:`thread_setting`), within the limits
+        the caller set (``OMP_NUM_THREADS``, threadpoolctl, joblib's limits in
+        its workers): see :func:`skl_treeinner._kernels.effective_threads`.
+        """
+        from .._kernels import effective_threads
+
+        return effective_threads(self.thread_setting)
 
     def n_chunks(self, n_samples: int, *, scale: int = 1) -> int:
         """Count the chunks :meth:`iter_leaves` yields for ``n_samples`` rows."""

@@ -43,6 +43,7 @@ import numpy as np
 
 from .. import _objectives as obj
 from .._ensemble import TreeEnsemble, node_values_from_leaves, subtree_sums
+from .._kernels import global_leaves
 from .._optional import import_optional
 from ._base import ModelReader, feature_names_of, n_rows
 
@@ -187,20 +188,30 @@ class LightGBMReader(ModelReader):
 
         if isinstance(model, lgb.LGBMModel):
             booster = model.booster_  # raises NotFittedError if unfitted
+            self.thread_setting = model.n_jobs
             best = getattr(model, "best_iteration_", None)
             classes = getattr(model, "classes_", None)
             self.classes_ = None if classes is None else np.asarray(classes)
         elif isinstance(model, lgb.Booster):
             booster = model
+            params = getattr(model, "params", None) or {}
+            threads = next(
+                (
+                    params[k]
+                    for k in ("num_threads", "n_jobs", "nthread")
+                    if k in params
+                ),
+                None,
+            )
+            self.thread_setting = None if threads is None else int(threads)
             best = model.best_iteration
         else:  # pragma: no cover - the registry only dispatches these types
             raise TypeError(f"not a LightGBM model: {type(model)!r}")
         n_rounds = booster.current_iteration()
         self._num_iteration = best if best and 0 < best < n_rounds else n_rounds
         self.booster = booster
-        self.ensemble = self._read(
-            booster.model_to_string(num_iteration=self._num_iteration)
-        )
+        text = booster.model_to_string(num_iteration=self._num_iteration)
+        self.ensemble = self.cached_read((text,), lambda: self._read(text))
 
     # -- estimators --------------------------------------------------------------
     @classmethod
@@ -515,12 +526,12 @@ class LightGBMReader(ModelReader):
         leaves = self.booster.predict(
             self._data(X), pred_leaf=True, num_iteration=self._num_iteration
         )
-        leaves = np.asarray(leaves, dtype=np.int64).reshape(n_rows(X), -1)
+        leaves = np.asarray(leaves).reshape(n_rows(X), -1)
         ens = self.ensemble
         # Leaf j of tree m is node offsets[m] + (num_leaves - 1) + j.
         sizes = np.diff(ens.tree_offsets)
-        leaves += ens.tree_offsets[:-1] + (sizes - 1) // 2
-        return leaves
+        offsets = ens.tree_offsets[:-1] + (sizes - 1) // 2
+        return global_leaves(leaves, offsets, self.n_threads())
 
     def raw_margin(self, X) -> np.ndarray:  # noqa: D102
         return self.booster.predict(

@@ -227,6 +227,7 @@ class XGBoostReader(ModelReader):
             raise TypeError(f"not an XGBoost model: {type(model)!r}")
         self.booster = booster
         self.ensemble = self._read(booster)
+        self.thread_setting = self._nthread(model)
         self._round_boosters = None
         self._cpu_routing = False
 
@@ -278,7 +279,15 @@ class XGBoostReader(ModelReader):
 
     # -- reading ---------------------------------------------------------------
     def _read(self, booster) -> TreeEnsemble:
-        config = json.loads(booster.save_config())
+        config = booster.save_config()
+        raw = bytes(booster.save_raw("ubj"))
+        names = booster.feature_names
+        return self.cached_read(
+            (config, raw, repr(names)), lambda: self._parse(booster, config, raw)
+        )
+
+    def _parse(self, booster, config_text: str, raw: bytes) -> TreeEnsemble:
+        config = json.loads(config_text)
         gbm = config["learner"]["gradient_booster"]
         kind = gbm["name"]
         if kind == "dart":
@@ -293,7 +302,7 @@ class XGBoostReader(ModelReader):
                 "booster='gbtree'."
             )
         objective = _objective(config)
-        learner = ubjson.loads(bytes(booster.save_raw("ubj")))["learner"]
+        learner = ubjson.loads(raw)["learner"]
         lmp = learner["learner_model_param"]
         if int(lmp.get("num_target", 1)) > 1:
             raise ValueError(
@@ -404,6 +413,13 @@ class XGBoostReader(ModelReader):
         names = self.booster.feature_names or [f"f{i}" for i in range(n)]
         return np.array([gain.get(name, 0.0) for name in names], dtype=np.float64)
 
+    def _nthread(self, model) -> int | None:
+        if not self._from_booster:
+            return model.n_jobs
+        config = json.loads(self.booster.save_config())
+        nthread = config["learner"]["generic_param"].get("nthread", "0")
+        return int(nthread) or None
+
     # -- routing -----------------------------------------------------------------
     def prepare_X(self, X):  # noqa: D102
         import xgboost as xgb
@@ -430,9 +446,9 @@ class XGBoostReader(ModelReader):
         return self._leaves(self.booster.predict(self._dmatrix(X), pred_leaf=True))
 
     def apply_with_margin(self, X, rows):  # noqa: D102
-        # One DMatrix for both, and the margin of every row of it unless few
-        # are checked: a second DMatrix per chunk cost more than predicting
-        # all its rows.
+        # One DMatrix for both; the margin of the checked rows on a slice of
+        # it (slicing is cheap; a second DMatrix built from X per chunk cost
+        # more than predicting all its rows).
         # Leaves first, so that a GPU booster's first-call misrouting is what
         # gets checked.
         dmat = self._dmatrix(X)
@@ -440,7 +456,7 @@ class XGBoostReader(ModelReader):
         k = self.ensemble.n_outputs
         if rows.size == 0:
             return leaves, np.empty((0, k))
-        if rows.size * 4 < leaves.shape[0]:  # few rows checked: predict those
+        if rows.size < leaves.shape[0]:  # a sample of the rows: predict those
             import xgboost as xgb
 
             try:
@@ -452,10 +468,10 @@ class XGBoostReader(ModelReader):
         return leaves, self._own_margin(dmat)[rows]
 
     def _leaves(self, leaves) -> np.ndarray:
-        n_trees = self.ensemble.n_trees
-        leaves = leaves.reshape(leaves.shape[0], n_trees).astype(np.int64)
-        leaves += self.ensemble.tree_offsets[:-1]
-        return leaves
+        from .._kernels import global_leaves
+
+        leaves = leaves.reshape(leaves.shape[0], self.ensemble.n_trees)
+        return global_leaves(leaves, self.ensemble.tree_offsets[:-1], self.n_threads())
 
     def raw_margin(self, X) -> np.ndarray:  # noqa: D102
         return self.booster.predict(self._dmatrix(X), output_margin=True)

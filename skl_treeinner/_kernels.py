@@ -1,0 +1,335 @@
+"""Where the per-(row, tree) arithmetic runs: fused numba kernels or numpy.
+
+After the booster has routed a chunk of rows to leaves, TreeInner needs, for
+every (row, tree) pair, the margin before the tree's iteration, the loss
+gradient there and a sum per leaf (or per row). The numpy code in
+:mod:`skl_treeinner._tree_inner` does it in whole-array steps, each a pass over
+a (rows x trees) intermediate on one core; it is the reference. When numba is
+installed (``pip install "skl-treeinner[numba]"``), :class:`Kernels` runs the
+same arithmetic in one pass per row, in compiled code, on as many threads as
+the booster would use (:func:`effective_threads`). The two agree to float
+rounding, and the tests compare them.
+
+The environment variable ``SKL_TREEINNER_KERNEL`` picks the path: ``auto``
+(the default: numba when installed), ``numba`` (an ImportError naming the
+extra when it is not) or ``numpy``.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import _objectives as obj
+from ._ensemble import TreeEnsemble
+from ._optional import import_optional
+
+__all__ = [
+    "ENV_VAR",
+    "Kernels",
+    "backend",
+    "effective_threads",
+    "global_leaves",
+    "kernels_for",
+]
+
+ENV_VAR = "SKL_TREEINNER_KERNEL"
+_BACKENDS = ("auto", "numba", "numpy")
+
+#: Rows below which one more thread is not worth starting.
+MIN_ROWS_PER_THREAD = 2048
+
+
+def backend() -> str:
+    """Return ``"numba"`` or ``"numpy"``: the path ``SKL_TREEINNER_KERNEL`` picks.
+
+    Raises
+    ------
+    ValueError
+        If the variable holds something other than auto, numba or numpy.
+    ImportError
+        If it says numba and numba is not installed (naming the extra).
+    """
+    choice = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto"
+    if choice not in _BACKENDS:
+        raise ValueError(
+            f"{ENV_VAR}={choice!r} is not a kernel; set it to one of "
+            f"{list(_BACKENDS)} or leave it unset."
+        )
+    if choice == "numpy":
+        return "numpy"
+    try:
+        _numba()
+    except ImportError:
+        if choice == "numba":
+            raise
+        return "numpy"
+    return "numba"
+
+
+def _numba():
+    # The compiled kernels, imported on first use (numba's import takes a
+    # fraction of a second); the ImportError names the extra.
+    import_optional("numba", extra="numba", purpose=f"{ENV_VAR}=numba")
+    from . import _numba_kernels
+
+    return _numba_kernels
+
+
+def effective_threads(requested: int | None = None) -> int:
+    """Threads the kernels may use: what the booster would use, within limits.
+
+    Parameters
+    ----------
+    requested : int or None
+        The booster's own thread setting (``n_jobs``/``nthread``): None or 0
+        for its default (every core), a positive count, or a negative one in
+        joblib's sense (-1 every core, -2 all but one).
+
+    Returns
+    -------
+    int
+        At least 1, and never more than OpenMP's effective limit: the cores
+        this process may use (cgroup quotas included), ``OMP_NUM_THREADS``,
+        and limits set with threadpoolctl or by joblib in its workers, as
+        scikit-learn's HistGradientBoosting counts them.
+    """
+    try:
+        from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+    except ImportError:  # pragma: no cover - scikit-learn moved its helper
+        limit = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    else:
+        limit = _openmp_effective_n_threads(only_physical_cores=False)
+    limit = max(1, int(limit))
+    if not requested:
+        return limit
+    if requested < 0:
+        return max(1, limit + 1 + int(requested))
+    return max(1, min(int(requested), limit))
+
+
+def global_leaves(local, offsets, n_threads: int = 1) -> np.ndarray:
+    """Global node indices from a booster's per-tree leaf ids.
+
+    Parameters
+    ----------
+    local : ndarray of shape (n_samples, n_trees)
+        Leaf id of each row in each tree as the booster reports it (XGBoost's
+        float32 node ids, LightGBM's int32 leaf numbers).
+    offsets : ndarray of shape (n_trees,), int64
+        What turns tree t's ids into indices of the ensemble's arrays.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_trees), int64
+    """
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    if backend() != "numba" or local.dtype.kind not in "fiu":
+        leaves = np.asarray(local).astype(np.int64)
+        leaves += offsets
+        return leaves
+    kernel = _numba().global_leaves
+    local = np.ascontiguousarray(local)
+    if local.dtype not in (np.float32, np.int32):
+        local = local.astype(np.int64)
+    out = np.empty(local.shape, dtype=np.int64)
+
+    def work(a, b):
+        kernel(local[a:b], offsets, out[a:b])
+
+    _in_threads(work, local.shape[0], n_threads)
+    return out
+
+
+def _blocks(n: int, n_threads: int) -> list[tuple[int, int]]:
+    parts = max(1, min(n_threads, n // MIN_ROWS_PER_THREAD))
+    edges = np.linspace(0, n, parts + 1).astype(np.int64)
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+
+def _in_threads(work, n: int, n_threads: int) -> list:
+    """Run ``work(start, stop)`` on blocks of n rows, one thread per block."""
+    blocks = _blocks(n, n_threads)
+    if len(blocks) == 1:
+        return [work(*blocks[0])]
+    with ThreadPoolExecutor(len(blocks)) as pool:
+        return list(pool.map(lambda b: work(*b), blocks))
+
+
+def _objective_spec(objective: obj.Objective) -> tuple[int, float] | None:
+    """Return the kernel's code and parameter of an objective (None: not compiled)."""
+    k = _numba()
+    spec = {
+        obj.SquaredError: (k.SQUARED_ERROR, ()),
+        obj.PseudoHuber: (k.PSEUDO_HUBER, ("slope",)),
+        obj.SquaredLogError: (k.SQUARED_LOG_ERROR, ()),
+        obj.Logistic: (k.LOGISTIC, ("scale_pos_weight",)),
+        obj.Poisson: (k.POISSON, ()),
+        obj.Gamma: (k.GAMMA, ()),
+        obj.Tweedie: (k.TWEEDIE, ("power",)),
+        obj.Softmax: (k.SOFTMAX, ()),
+        obj.Huber: (k.HUBER, ("delta",)),
+        obj.Fair: (k.FAIR, ("c",)),
+        obj.OneVsRestLogistic: (k.ONE_VS_REST_LOGISTIC, ("sigmoid",)),
+        obj.Exponential: (k.EXPONENTIAL, ()),
+    }.get(type(objective))
+    if spec is None:
+        return None
+    code, names = spec
+    params = float(getattr(objective, names[0])) if names else 0.0
+    return code, params
+
+
+class Kernels:
+    """The compiled kernels bound to one ensemble, run over threads.
+
+    Built by :func:`kernels_for`; every method takes a chunk of routed rows
+    (``leaves`` of shape (rows, n_trees), global leaf indices) and splits its
+    rows over ``n_threads`` threads, each running a GIL-free kernel on its
+    block; per-leaf sums are added up per thread and then over threads.
+    """
+
+    def __init__(self, ens: TreeEnsemble, n_threads: int):
+        self._k = _numba()
+        self.ensemble = ens
+        self.n_threads = max(1, int(n_threads))
+        self.value = np.ascontiguousarray(ens.value, dtype=np.float64)
+        self.intercept = np.ascontiguousarray(ens.intercept, dtype=np.float64)
+        self.indptr = np.ascontiguousarray(ens.iteration_indptr, dtype=np.int64)
+        self.group = np.ascontiguousarray(ens.tree_group, dtype=np.int64)
+        self.inv_lr = 1.0 / ens.learning_rate
+        spec = _objective_spec(ens.objective)
+        #: Whether the objective's gradient is compiled (else only
+        #: :meth:`leaf_paths` and :meth:`margins` apply).
+        self.has_gradient = spec is not None
+        self.code, self.params = spec if spec is not None else (-1, 0.0)
+
+    @property
+    def _table(self):
+        table = self.ensemble.path_table
+        return (
+            table.indptr.astype(np.int64, copy=False),
+            table.indices.astype(np.int64, copy=False),
+            table.data,
+        )
+
+    def _run(self, work, n: int) -> list:
+        return _in_threads(work, n, self.n_threads)
+
+    @staticmethod
+    def _weights(w, start, stop) -> np.ndarray:
+        if w is None:
+            return np.empty(0)
+        return np.ascontiguousarray(w[start:stop], dtype=np.float64)
+
+    def leaf_sums(self, leaves, y, w=None) -> np.ndarray:
+        """Σ_i w_i (-g_{i,m}) over the rows reaching each leaf: (n_nodes,).
+
+        The per-leaf residual sums of :func:`~skl_treeinner.tree_inner`, not
+        yet divided by the learning rate.
+        """
+        leaves, y = _rows(leaves, y)
+        n_nodes = self.ensemble.n_nodes
+
+        def work(a, b):
+            out = np.zeros(n_nodes)
+            self._k.leaf_sums(
+                leaves[a:b], y[a:b], self._weights(w, a, b), self.value,
+                self.intercept, self.indptr, self.group, self.code, self.params,
+                out,
+            )  # fmt: skip
+            return out
+
+        parts = self._run(work, leaves.shape[0])
+        total = parts[0]
+        for part in parts[1:]:
+            total += part
+        return total
+
+    def row_terms(self, leaves, y, w=None) -> np.ndarray:
+        """Per-row TreeInner terms z_ik of the chunk, summed over outputs."""
+        leaves, y = _rows(leaves, y)
+        ens = self.ensemble
+        out = np.zeros((leaves.shape[0], ens.n_features))
+        ptr, col, val = self._table
+
+        def work(a, b):
+            self._k.row_terms(
+                leaves[a:b], y[a:b], self._weights(w, a, b), self.value,
+                self.intercept, self.indptr, self.group, self.code, self.params,
+                self.inv_lr, ptr, col, val, ens.n_features, out[a:b],
+            )  # fmt: skip
+
+        self._run(work, leaves.shape[0])
+        return out
+
+    def iteration_gradients(self, leaves, y) -> np.ndarray:
+        """:meth:`TreeEnsemble.iteration_gradients`, fused: (rows, R, K)."""
+        leaves, y = _rows(leaves, y)
+        ens = self.ensemble
+        out = np.empty((leaves.shape[0], ens.n_iterations, ens.n_outputs))
+
+        def work(a, b):
+            self._k.iteration_gradients(
+                leaves[a:b], y[a:b], self.value, self.intercept, self.indptr,
+                self.group, self.code, self.params, out[a:b],
+            )  # fmt: skip
+
+        self._run(work, leaves.shape[0])
+        return out
+
+    def leaf_paths(self, leaves) -> np.ndarray:
+        """PreDecomp of every row of the chunk: (rows, n_outputs * n_features)."""
+        leaves = np.ascontiguousarray(leaves, dtype=np.int64)
+        ens = self.ensemble
+        out = np.zeros((leaves.shape[0], ens.n_outputs * ens.n_features))
+        ptr, col, val = self._table
+
+        def work(a, b):
+            self._k.leaf_paths(leaves[a:b], ptr, col, val, out[a:b])
+
+        self._run(work, leaves.shape[0])
+        return out
+
+    def margins(self, leaves) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`TreeEnsemble.margins`, fused."""
+        leaves = np.ascontiguousarray(leaves, dtype=np.int64)
+        n, k = leaves.shape[0], self.ensemble.n_outputs
+        margin, scale = np.empty((n, k)), np.empty((n, k))
+
+        def work(a, b):
+            self._k.margins(
+                leaves[a:b], self.value, self.intercept, self.group,
+                margin[a:b], scale[a:b],
+            )  # fmt: skip
+
+        self._run(work, n)
+        return margin, scale
+
+
+def _rows(leaves, y):
+    return (
+        np.ascontiguousarray(leaves, dtype=np.int64),
+        np.ascontiguousarray(y, dtype=np.float64),
+    )
+
+
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def kernels_for(ens: TreeEnsemble, n_threads: int = 1) -> Kernels | None:
+    """Return the compiled kernels of ``ens``, or None where numpy is to run.
+
+    None when :func:`backend` says numpy. One :class:`Kernels` is kept per
+    ensemble (its arrays are prepared once) and its thread count updated.
+    """
+    if backend() != "numba":
+        return None
+    kernels = _CACHE.get(ens)
+    if kernels is None:
+        kernels = _CACHE[ens] = Kernels(ens, n_threads)
+    kernels.n_threads = max(1, int(n_threads))
+    return kernels
