@@ -91,3 +91,11 @@ def test_examples_run(script):
 def test_benchmark_quick():
     stdout = run("benchmarks/bench_tree_inner.py", "--quick")
     assert "ratio tree_inner / leaf routine" in stdout
+    assert "-- 1 thread(s)" in stdout
+
+
+def test_scaling_benchmark_quick(tmp_path):
+    out = tmp_path / "scaling.csv"
+    stdout = run("benchmarks/bench_scaling.py", "--quick", "--csv", str(out))
+    assert "rows=     3000" in stdout and "trees=   20" in stdout
+    assert out.read_text().count("\n") == 5  # header and four sizes
