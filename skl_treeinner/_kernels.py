@@ -206,6 +206,15 @@ class Kernels:
         #: :meth:`leaf_paths` and :meth:`margins` apply).
         self.has_gradient = spec is not None
         self.code, self.params = spec if spec is not None else (-1, 0.0)
+        # What every kernel walking a row's rounds needs, in its argument order.
+        self._walk = (
+            self.value,
+            self.intercept,
+            self.indptr,
+            self.group,
+            self.code,
+            self.params,
+        )
 
     @property
     def _table(self):
@@ -231,19 +240,15 @@ class Kernels:
         The per-leaf residual sums of :func:`~skl_treeinner.tree_inner`, not
         yet divided by the learning rate.
         """
-        leaves, y = _rows(leaves, y)
         n_nodes = self.ensemble.n_nodes
+        no_rows = np.empty((0, 1))
 
-        def work(a, b):
+        def work(kernel, a, b):
             out = np.zeros(n_nodes)
-            self._k.leaf_sums(
-                leaves[a:b], y[a:b], self._weights(w, a, b), self.value,
-                self.intercept, self.indptr, self.group, self.code, self.params,
-                out,
-            )  # fmt: skip
+            kernel(a, b, out, no_rows)
             return out
 
-        parts = self._run(work, leaves.shape[0])
+        parts = self._residual_terms(work, leaves, y, w)
         total = parts[0]
         for part in parts[1:]:
             total += part
@@ -251,20 +256,41 @@ class Kernels:
 
     def row_terms(self, leaves, y, w=None) -> np.ndarray:
         """Per-row TreeInner terms z_ik of the chunk, summed over outputs."""
-        leaves, y = _rows(leaves, y)
-        ens = self.ensemble
-        out = np.zeros((leaves.shape[0], ens.n_features))
-        ptr, col, val = self._table
+        out = np.zeros((leaves.shape[0], self.ensemble.n_features))
+        no_leaves = np.empty(0)
 
-        def work(a, b):
-            self._k.row_terms(
-                leaves[a:b], y[a:b], self._weights(w, a, b), self.value,
-                self.intercept, self.indptr, self.group, self.code, self.params,
-                self.inv_lr, ptr, col, val, ens.n_features, out[a:b],
-            )  # fmt: skip
+        def work(kernel, a, b):
+            kernel(a, b, no_leaves, out[a:b])
 
-        self._run(work, leaves.shape[0])
+        self._residual_terms(work, leaves, y, w)
         return out
+
+    def _residual_terms(self, work, leaves, y, w) -> list:
+        """Run ``work(kernel, start, stop)`` over row blocks, one thread each.
+
+        ``kernel(start, stop, leaf_out, row_out)`` runs the compiled
+        ``residual_terms`` on rows start:stop.
+        """
+        leaves, y = _rows(leaves, y)
+        ptr, col, val = self._table
+        n_features = self.ensemble.n_features
+
+        def kernel(a, b, leaf_out, row_out):
+            self._k.residual_terms(
+                leaves[a:b],
+                y[a:b],
+                self._weights(w, a, b),
+                *self._walk,
+                self.inv_lr,
+                ptr,
+                col,
+                val,
+                n_features,
+                leaf_out,
+                row_out,
+            )
+
+        return self._run(lambda a, b: work(kernel, a, b), leaves.shape[0])
 
     def iteration_gradients(self, leaves, y) -> np.ndarray:
         """:meth:`TreeEnsemble.iteration_gradients`, fused: (rows, R, K)."""
@@ -274,9 +300,11 @@ class Kernels:
 
         def work(a, b):
             self._k.iteration_gradients(
-                leaves[a:b], y[a:b], self.value, self.intercept, self.indptr,
-                self.group, self.code, self.params, out[a:b],
-            )  # fmt: skip
+                leaves[a:b],
+                y[a:b],
+                *self._walk,
+                out[a:b],
+            )
 
         self._run(work, leaves.shape[0])
         return out
@@ -302,9 +330,13 @@ class Kernels:
 
         def work(a, b):
             self._k.margins(
-                leaves[a:b], self.value, self.intercept, self.group,
-                margin[a:b], scale[a:b],
-            )  # fmt: skip
+                leaves[a:b],
+                self.value,
+                self.intercept,
+                self.group,
+                margin[a:b],
+                scale[a:b],
+            )
 
         self._run(work, n)
         return margin, scale

@@ -121,24 +121,7 @@ def _row_residuals(
 
 
 @_jit
-def leaf_sums(leaves, y, w, value, intercept, indptr, group, code, prm, out):
-    """out[leaf] += Σ_i w_i (-g_{i,t}) over rows reaching each leaf."""
-    n, n_trees = leaves.shape
-    f = np.empty(intercept.shape[0])
-    g = np.empty(intercept.shape[0])
-    res = np.empty(n_trees)
-    weighted = w.shape[0] > 0
-    for i in range(n):
-        _row_residuals(
-            leaves, i, y[i], value, intercept, indptr, group, code, prm, f, g, res
-        )
-        wi = w[i] if weighted else 1.0
-        for t in range(n_trees):
-            out[leaves[i, t]] += wi * res[t]
-
-
-@_jit
-def row_terms(
+def residual_terms(
     leaves,
     y,
     w,
@@ -153,25 +136,36 @@ def row_terms(
     tab_col,
     tab_val,
     n_features,
-    out,
+    leaf_out,
+    row_out,
 ):
-    """out[i, k] = Σ_t w_i (-g_{i,t}) / α_t · f_{t,k}(x_i), summed over outputs."""
+    """Weighted negative gradients of every (row, tree), summed per leaf or per row.
+
+    With an empty ``row_out``: leaf_out[leaf] += Σ_i w_i (-g_{i,t}) over the rows
+    reaching each leaf (the table and ``inv_lr`` are not used). Otherwise:
+    row_out[i, k] = Σ_t w_i (-g_{i,t}) / α_t · f_{t,k}(x_i), summed over outputs.
+    """
     n, n_trees = leaves.shape
     f = np.empty(intercept.shape[0])
     g = np.empty(intercept.shape[0])
     res = np.empty(n_trees)
     weighted = w.shape[0] > 0
+    per_row = row_out.shape[0] > 0
     for i in range(n):
         _row_residuals(
             leaves, i, y[i], value, intercept, indptr, group, code, prm, f, g, res
         )
         wi = w[i] if weighted else 1.0
+        if not per_row:
+            for t in range(n_trees):
+                leaf_out[leaves[i, t]] += wi * res[t]
+            continue
         for t in range(n_trees):
             s = wi * res[t] * inv_lr[t]
             leaf = leaves[i, t]
             shift = group[t] * n_features
             for j in range(tab_ptr[leaf], tab_ptr[leaf + 1]):
-                out[i, tab_col[j] - shift] += s * tab_val[j]
+                row_out[i, tab_col[j] - shift] += s * tab_val[j]
 
 
 @_jit
