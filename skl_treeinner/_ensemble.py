@@ -16,7 +16,32 @@ from scipy import sparse
 
 from ._objectives import Objective
 
-__all__ = ["TreeEnsemble", "node_values_from_leaves", "subtree_sums"]
+__all__ = ["SplitRule", "TreeEnsemble", "node_values_from_leaves", "subtree_sums"]
+
+
+@dataclass(frozen=True, eq=False)
+class SplitRule:
+    """How a library sends a row to one side of each numerical split.
+
+    Routing always uses the booster's own leaf routine; this rule serves what
+    needs x's side at *every* split, not only on its path: TreeSHAP by leaf
+    patterns (:mod:`skl_treeinner._numba_kernels`), whose leaves are checked
+    against the booster's own for every row.
+
+    Parameters
+    ----------
+    threshold : ndarray of shape (n_nodes,)
+        Split value of inner nodes, in the precision the library compares in.
+    missing_left : ndarray of shape (n_nodes,), bool
+        Side of NaN (and of the model's ``missing`` value) at each split.
+    strict : bool
+        ``x < threshold`` goes left (XGBoost) rather than ``x <= threshold``.
+        Rows are compared in ``threshold``'s dtype; missing values are NaN.
+    """
+
+    threshold: np.ndarray
+    missing_left: np.ndarray
+    strict: bool
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,6 +87,9 @@ class TreeEnsemble:
         Number of columns of X the model expects.
     feature_names : tuple of str or None
         Column names the model was trained with, if it knows them.
+    split_rule : SplitRule or None
+        The library's rule for the side of every split, where one rule covers
+        them all (None with categorical splits, or where not read).
 
     Notes
     -----
@@ -84,6 +112,9 @@ class TreeEnsemble:
     objective: Objective
     n_features: int
     feature_names: tuple[str, ...] | None = None
+    #: The library's rule for the side of numerical splits, where it has one
+    #: for every split of the model (None: e.g. categorical splits).
+    split_rule: SplitRule | None = None
 
     def __post_init__(self) -> None:
         n_nodes = self.value.shape[0]

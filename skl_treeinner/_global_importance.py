@@ -18,6 +18,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import expit, softmax
 
+from ._kernels import kernels_for
 from ._readers import read_model
 from ._tree_inner import (
     _check_attribution,
@@ -332,12 +333,28 @@ def _forest_inner_predecomp(reader, X, y, w):
 
 
 def _forest_inner_treeshap(reader, X, y, w):
-    """Σ_i [Σ_r φ_{r,k}(x_i)/α_r] R_i with each round's TreeSHAP φ_r."""
+    """Σ_i [Σ_r φ_{r,k}(x_i)/α_r] R_i with each round's TreeSHAP φ_r.
+
+    By leaf patterns where :func:`tree_inner` uses them (the same kernel, so
+    that with one round the two agree to float rounding), else the booster's
+    own TreeSHAP per round.
+    """
     ens = reader.ensemble
     rate = ens.iteration_learning_rate
     scores = np.zeros(ens.n_features)
+    kernels = kernels_for(ens, reader.n_threads())
+    patterns = kernels is not None and reader.has_treeshap_rows(X)
     for start, stop, X_chunk, leaves in reader.iter_leaves(X):
         residual = _summed_residual(ens, leaves, y, w, start, stop)
+        if patterns:
+            per_tree = residual[:, ens.tree_group] / ens.learning_rate
+            got = kernels.treeshap_terms(
+                reader.treeshap_rows(X_chunk), leaves, per_tree, per_row=False
+            )
+            if got is not None:
+                scores += got.sum(axis=0)
+                continue
+            patterns = False  # the booster's own TreeSHAP from here on
         for r, phi in reader.iteration_shap(X_chunk):
             scores += np.einsum("ik,ikj->j", residual, phi) / rate[r]
     return scores

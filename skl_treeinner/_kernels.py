@@ -18,6 +18,7 @@ extra when it is not) or ``numpy``.
 from __future__ import annotations
 
 import os
+import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -41,6 +42,9 @@ _BACKENDS = ("auto", "numba", "numpy")
 
 #: Rows below which one more thread is not worth starting.
 MIN_ROWS_PER_THREAD = 2048
+#: Most distinct features on one leaf's path for TreeSHAP by leaf patterns:
+#: each leaf tabulates 2**d patterns of d values.
+MAX_PATTERN_FEATURES = 10
 
 
 def backend() -> str:
@@ -291,6 +295,92 @@ class Kernels:
             )
 
         return self._run(lambda a, b: work(kernel, a, b), leaves.shape[0])
+
+    def treeshap_terms(self, X, leaves, residual, per_row) -> np.ndarray | None:
+        """Σ_i residual[i, t] φ_t(x_i) by leaf patterns, or None where it cannot.
+
+        Parameters
+        ----------
+        X : ndarray of shape (rows, n_features)
+            The rows as :meth:`ModelReader.treeshap_rows` gives them.
+        leaves : ndarray of shape (rows, n_trees)
+            The booster's leaves of those rows: the rule's must be the same.
+        residual : ndarray of shape (rows, n_trees)
+            The factor of each row's TreeSHAP values in each tree.
+        per_row : bool
+            Return (rows, n_features) sums over trees instead of
+            (n_iterations, n_features) sums over rows.
+
+        Returns
+        -------
+        ndarray, or None where the booster's own TreeSHAP must run: a path
+        splits on more than :data:`MAX_PATTERN_FEATURES` distinct features, or
+        the rule sent a row to another leaf than the booster (warned: it never
+        happened in the tests, and would be a bug to report).
+        """
+        ens = self.ensemble
+        rule = ens.split_rule
+        leaves = np.ascontiguousarray(leaves, dtype=np.int64)
+        residual = np.ascontiguousarray(residual, dtype=np.float64)
+        n, p = leaves.shape[0], ens.n_features
+        tree_round = np.ascontiguousarray(ens.tree_iteration, dtype=np.int64)
+        arrays = (
+            np.ascontiguousarray(ens.tree_offsets, dtype=np.int64),
+            np.ascontiguousarray(ens.children_left, dtype=np.int64),
+            np.ascontiguousarray(ens.children_right, dtype=np.int64),
+            np.ascontiguousarray(ens.parent, dtype=np.int64),
+            np.ascontiguousarray(ens.feature, dtype=np.int64),
+            self.value,
+            np.ascontiguousarray(ens.cover, dtype=np.float64),
+            np.ascontiguousarray(rule.threshold),
+            np.ascontiguousarray(rule.missing_left, dtype=np.bool_),
+            bool(rule.strict),
+        )
+
+        def work(a, b):
+            # Threads split the trees; each keeps its own sums.
+            trees = np.arange(a, b, dtype=np.int64)
+            rounds = np.zeros((0 if per_row else ens.n_iterations, p))
+            rows = np.zeros((n if per_row else 0, p))
+            status = self._k.treeshap_terms(
+                X,
+                leaves,
+                residual,
+                trees,
+                *arrays,
+                tree_round,
+                MAX_PATTERN_FEATURES,
+                rounds,
+                rows,
+            )
+            return status, rows if per_row else rounds
+
+        n_blocks = max(1, min(self.n_threads, ens.n_trees))
+        edges = np.linspace(0, ens.n_trees, n_blocks + 1).astype(np.int64)
+        blocks = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
+        if len(blocks) == 1:
+            parts = [work(*blocks[0])]
+        else:
+            with ThreadPoolExecutor(len(blocks)) as pool:
+                parts = list(pool.map(lambda b: work(*b), blocks))
+        statuses = {status for status, _ in parts}
+        if self._k.MISROUTED in statuses:
+            warnings.warn(
+                "The booster's split rule, applied at every split for TreeSHAP, "
+                "sent a row to another leaf than the booster's own routing; "
+                "TreeSHAP was computed with the booster's own routine instead "
+                "(slower, same definition). Please report it to skl-treeinner "
+                "with the library's version.",
+                UserWarning,
+                stacklevel=3,
+            )
+            return None
+        if self._k.TOO_DEEP in statuses:
+            return None
+        total = parts[0][1]
+        for _, part in parts[1:]:
+            total += part
+        return total
 
     def iteration_gradients(self, leaves, y) -> np.ndarray:
         """:meth:`TreeEnsemble.iteration_gradients`, fused: (rows, R, K)."""

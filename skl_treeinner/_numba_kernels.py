@@ -218,3 +218,241 @@ def global_leaves(local, offsets, out):
     for i in range(n):
         for t in range(n_trees):
             out[i, t] = offsets[t] + np.int64(local[i, t])
+
+
+# -- TreeSHAP by leaf patterns ---------------------------------------------------------
+#
+# Path-dependent TreeSHAP (paper 004, Algorithm 2) of one tree is a sum over its
+# leaves: leaf l with value v, whose path splits on the distinct features U (d of
+# them), adds to feature u the Shapley value of the product game
+#     v(S) = v * prod_{k in S} o_k * prod_{k not in S} z_k,
+# where z_k is the product of cover(child) / cover(node) over the path's splits on k
+# and o_k is 1 when x takes the leaf's side at all of them, else 0:
+#     phi_u = v (o_u - z_u) sum_s W(s, d) [t^s] prod_{k != u} (z_k + o_k t),
+# W(s, d) = s! (d - 1 - s)! / d!. It depends on x only through the pattern of o
+# bits, so it is tabulated once per (leaf, pattern): 2^d rows of d values.
+
+OK = 0
+TOO_DEEP = 1
+MISROUTED = 2
+
+
+@_jit
+def _shapley_weights(d):
+    """W(s, d) for s = 0..d-1."""
+    w = np.empty(d)
+    for s in range(d):
+        w[s] = math.exp(math.lgamma(s + 1) + math.lgamma(d - s) - math.lgamma(d + 1))
+    return w
+
+
+@_jit
+def _pattern_values(v, z, d, pattern, weights, poly, quot, out):
+    """out[u] = phi_u of one leaf for the o bits of ``pattern``."""
+    poly[0] = 1.0
+    for s in range(1, d + 1):
+        poly[s] = 0.0
+    for k in range(d):
+        o = (pattern >> k) & 1
+        for s in range(k + 1, 0, -1):
+            poly[s] = z[k] * poly[s] + (poly[s - 1] if o else 0.0)
+        poly[0] = z[k] * poly[0]
+    for u in range(d):
+        o = (pattern >> u) & 1
+        if o:  # divide by (t + z_u): exact, leading coefficient 1
+            quot[d - 1] = poly[d]
+            for s in range(d - 1, 0, -1):
+                quot[s - 1] = poly[s] - z[u] * quot[s]
+        elif z[u] != 0.0:
+            for s in range(d):
+                quot[s] = poly[s] / z[u]
+        else:  # the product of the other factors, directly
+            quot[0] = 1.0
+            for s in range(1, d):
+                quot[s] = 0.0
+            m = 0
+            for k in range(d):
+                if k == u:
+                    continue
+                ok = (pattern >> k) & 1
+                for s in range(m + 1, 0, -1):
+                    quot[s] = z[k] * quot[s] + (quot[s - 1] if ok else 0.0)
+                quot[0] = z[k] * quot[0]
+                m += 1
+        total = 0.0
+        for s in range(d):
+            total += quot[s] * weights[s]
+        out[u] = v * (o - z[u]) * total
+
+
+@_jit
+def _goes_left(x, thr, missing_left, strict):
+    if math.isnan(x):
+        return missing_left
+    return x < thr if strict else x <= thr
+
+
+@_jit
+def treeshap_terms(
+    X,
+    leaves,
+    res,
+    trees,
+    offsets,
+    left,
+    right,
+    parent,
+    feature,
+    value,
+    cover,
+    threshold,
+    missing_left,
+    strict,
+    tree_round,
+    max_unique,
+    out_rounds,
+    out_rows,
+):
+    """Σ_i res[i, t] φ_t(x_i) of the given trees, per round or per row.
+
+    With an empty ``out_rows``: out_rounds[round of t, k] += Σ_i res[i, t] φ_{t,k}
+    (x_i); otherwise out_rows[i, k] += Σ_t res[i, t] φ_{t,k}(x_i). x's side at
+    every split comes from ``threshold`` (``x < thr`` if ``strict`` else
+    ``x <= thr``; NaN goes to the ``missing_left`` side), and the
+    leaf it leads to must be the booster's own (``leaves``). Returns OK, or
+    TOO_DEEP when a path splits on more than ``max_unique`` distinct features,
+    or MISROUTED when a row's leaf differs from the booster's.
+    """
+    n = X.shape[0]
+    per_row = out_rows.shape[0] > 0
+    poly = np.empty(max_unique + 1)
+    quot = np.empty(max_unique + 1)
+    for t in trees:
+        lo, hi = offsets[t], offsets[t + 1]
+        size = hi - lo
+        # The leaves of the tree and their paths, root first.
+        n_leaves = 0
+        depth = 0
+        for node in range(lo, hi):
+            if left[node] < 0:
+                n_leaves += 1
+                d = 0
+                p = parent[node]
+                while p >= 0:
+                    d += 1
+                    p = parent[p]
+                depth = max(depth, d)
+        leaf_ids = np.empty(n_leaves, dtype=np.int64)
+        path_node = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
+        path_left = np.empty((n_leaves, max(depth, 1)), dtype=np.bool_)
+        path_unique = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
+        path_len = np.zeros(n_leaves, dtype=np.int64)
+        uniq_feature = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
+        uniq_zero = np.empty((n_leaves, max(depth, 1)))
+        n_unique = np.zeros(n_leaves, dtype=np.int64)
+        table_start = np.zeros(n_leaves + 1, dtype=np.int64)
+        j = 0
+        for node in range(lo, hi):
+            if left[node] >= 0:
+                continue
+            leaf_ids[j] = node
+            d = 0
+            child = node
+            p = parent[node]
+            while p >= 0:
+                d += 1
+                child, p = p, parent[p]
+            path_len[j] = d
+            # Fill root first: walk again, writing from the end.
+            child = node
+            p = parent[node]
+            s = d - 1
+            while p >= 0:
+                path_node[j, s] = p
+                path_left[j, s] = left[p] == child
+                child, p = p, parent[p]
+                s -= 1
+            m = 0
+            for s in range(d):
+                f = feature[path_node[j, s]]
+                node_s = path_node[j, s]
+                child_s = path_node[j, s + 1] if s + 1 < d else node
+                ratio = cover[child_s] / cover[node_s] if cover[node_s] > 0 else 0.0
+                u = -1
+                for q in range(m):
+                    if uniq_feature[j, q] == f:
+                        u = q
+                if u < 0:
+                    u = m
+                    uniq_feature[j, u] = f
+                    uniq_zero[j, u] = 1.0
+                    m += 1
+                uniq_zero[j, u] *= ratio
+                path_unique[j, s] = u
+            if m > max_unique:
+                return TOO_DEEP
+            n_unique[j] = m
+            table_start[j + 1] = table_start[j] + (1 << m) * m
+            j += 1
+        table = np.empty(table_start[n_leaves])
+        for j in range(n_leaves):
+            m = n_unique[j]
+            if m == 0:
+                continue
+            weights = _shapley_weights(m)
+            for pattern in range(1 << m):
+                at = table_start[j] + pattern * m
+                _pattern_values(
+                    value[leaf_ids[j]],
+                    uniq_zero[j],
+                    m,
+                    pattern,
+                    weights,
+                    poly,
+                    quot,
+                    table[at : at + m],
+                )
+        counts = np.zeros(table_start[n_leaves])  # per (leaf, pattern), at its start
+        goes_left = np.empty(size, dtype=np.bool_)
+        r = tree_round[t]
+        for i in range(n):
+            for node in range(lo, hi):
+                if left[node] >= 0:
+                    goes_left[node - lo] = _goes_left(
+                        X[i, feature[node]],
+                        threshold[node],
+                        missing_left[node],
+                        strict,
+                    )
+            node = lo
+            while left[node] >= 0:
+                node = left[node] if goes_left[node - lo] else right[node]
+            if node != leaves[i, t]:
+                return MISROUTED
+            w = res[i, t]
+            for j in range(n_leaves):
+                m = n_unique[j]
+                if m == 0:
+                    continue
+                pattern = (1 << m) - 1
+                for s in range(path_len[j]):
+                    if goes_left[path_node[j, s] - lo] != path_left[j, s]:
+                        pattern &= ~(1 << path_unique[j, s])
+                at = table_start[j] + pattern * m
+                if per_row:
+                    for u in range(m):
+                        out_rows[i, uniq_feature[j, u]] += w * table[at + u]
+                else:
+                    counts[at] += w
+        if per_row:
+            continue
+        for j in range(n_leaves):
+            m = n_unique[j]
+            for pattern in range(1 << m):
+                at = table_start[j] + pattern * m
+                c = counts[at]
+                if c == 0.0:
+                    continue
+                for u in range(m):
+                    out_rounds[r, uniq_feature[j, u]] += c * table[at + u]
+    return OK

@@ -348,6 +348,13 @@ def _tree_inner_treeshap(
     TreeSHAP is additive over trees, so one TreeSHAP pass per iteration gives
     the same sum as one per tree. With ``per_sample`` the sum over i is left
     out: one row of the result per row of X.
+
+    With the compiled kernels and a model whose split rule covers X
+    (XGBoost, numerical splits, dense X), each tree's TreeSHAP is tabulated
+    per (leaf, pattern of split sides) and reduced with the residuals in one
+    pass (:func:`skl_treeinner._numba_kernels.treeshap_terms`); otherwise, or
+    where that cannot run, the booster's own TreeSHAP runs once per iteration
+    (:meth:`ModelReader.iteration_shap`).
     """
     ens = reader.ensemble
     scores = np.zeros((ens.n_iterations, ens.n_features))
@@ -357,6 +364,15 @@ def _tree_inner_treeshap(
     # iteration, and the boosters' per-call overhead adds up over hundreds.
     chunks = reader.iter_leaves(X, scale=4)
     kernels = _gradient_kernels(reader)
+    patterns = kernels is not None and reader.has_treeshap_rows(X)
+    if patterns and verbose:
+        chunks = progress(
+            chunks,
+            total=n_chunks,
+            desc="tree_inner (treeshap), by leaf patterns",
+            verbose=verbose,
+            unit="chunk",
+        )
     for c, (start, stop, X_chunk, leaves) in enumerate(chunks):
         if kernels is not None:
             residual = kernels.iteration_gradients(leaves, y[start:stop])
@@ -365,6 +381,20 @@ def _tree_inner_treeshap(
         residual *= -1.0 / ens.iteration_learning_rate[:, None]
         if w is not None:
             residual *= w[start:stop, None, None]
+        if patterns:
+            got = kernels.treeshap_terms(
+                reader.treeshap_rows(X_chunk),
+                leaves,
+                ens.per_tree(residual),
+                per_sample,
+            )
+            if got is not None:
+                if per_sample:
+                    z[start:stop] += got
+                else:
+                    scores += got
+                continue
+            patterns = False  # the booster's own TreeSHAP from here on
         rounds = reader.iteration_shap(X_chunk)
         if verbose:
             desc = "tree_inner (treeshap)"

@@ -173,13 +173,18 @@ def test_fused_kernels_equal_the_numpy_reference(name, monkeypatch):
             np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12 * scale)
 
 
-def test_treeshap_residuals_use_the_kernels_too(monkeypatch):
-    model, X, y = MODELS["xgb-softprob"]
+@pytest.mark.parametrize("name", ["xgb-softprob", "lgb-ova", "hgb-multi"])
+def test_treeshap_residuals_use_the_kernels_too(name, monkeypatch):
+    model, X, y = MODELS[name]
     X, y = X[350:], y[350:]
     fused = tree_inner(model, X, y, attribution="treeshap", per_iteration=True)
     _numpy(monkeypatch)
     reference = tree_inner(model, X, y, attribution="treeshap", per_iteration=True)
-    np.testing.assert_allclose(fused, reference, rtol=1e-9, atol=1e-12)
+    # XGBoost's TreeSHAP by leaf patterns is computed in float64 from float32
+    # covers, the booster's own in float32 (tests/test_treeshap_patterns.py).
+    rtol = 1e-5 if name.startswith("xgb") else 1e-9
+    scale = np.abs(reference).max()
+    np.testing.assert_allclose(fused, reference, rtol=rtol, atol=rtol * 0.1 * scale)
 
 
 @pytest.mark.parametrize("name", ["xgb-reg", "xgb-softprob"])

@@ -12,6 +12,7 @@ import xgboost as xgb
 from conftest import fit, make_data
 
 from skl_treeinner import tree_inner
+from skl_treeinner._optional import optional_module
 from skl_treeinner._readers import _base
 
 pd = pytest.importorskip("pandas")
@@ -153,7 +154,11 @@ def test_predecomp_per_iteration_with_weights_and_chunks(monkeypatch, capsys):
     assert "tree_inner (predecomp)" in err and "2/2" in err
 
 
-def test_verbose_zero_prints_nothing_and_treeshap_counts_iterations(capsys):
+@pytest.mark.parametrize("kernel", ["numpy", "auto"])
+def test_verbose_zero_prints_nothing_and_treeshap_counts_progress(
+    capsys, monkeypatch, kernel
+):
+    monkeypatch.setenv("SKL_TREEINNER_KERNEL", kernel)
     X, y = make_data(n=200, seed=25)
     model, _ = fit("reg:squarederror", X, y, n_estimators=5)
     quiet = tree_inner(model, X, y, attribution="treeshap")
@@ -161,7 +166,11 @@ def test_verbose_zero_prints_nothing_and_treeshap_counts_iterations(capsys):
     loud = tree_inner(model, X, y, attribution="treeshap", verbose=1)
     np.testing.assert_array_equal(loud, quiet)
     err = capsys.readouterr().err
-    assert "tree_inner (treeshap)" in err and "5/5" in err
+    assert "tree_inner (treeshap)" in err
+    if kernel == "numpy" or optional_module("numba") is None:
+        assert "5/5" in err  # the booster's TreeSHAP, iteration by iteration
+    else:
+        assert "by leaf patterns" in err and "1/1" in err  # chunks of rows
 
 
 def _staged_margin(booster, X, r):

@@ -413,6 +413,17 @@ class ModelReader:
         """
         raise NotImplementedError
 
+    def has_treeshap_rows(self, X) -> bool:
+        """Whether :meth:`treeshap_rows` can give X (checked without converting)."""
+        return False
+
+    def treeshap_rows(self, X) -> np.ndarray | None:
+        """X as a dense array for :attr:`TreeEnsemble.split_rule`, or None.
+
+        None (the default) keeps TreeSHAP on :meth:`iteration_shap`.
+        """
+        return None
+
     def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:
         """Path-dependent TreeSHAP of the trees of each boosting iteration.
 

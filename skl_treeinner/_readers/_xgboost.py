@@ -33,7 +33,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .. import _objectives as obj
-from .._ensemble import TreeEnsemble, node_values_from_leaves
+from .._ensemble import SplitRule, TreeEnsemble, node_values_from_leaves
 from . import _ubjson as ubjson
 from ._base import ModelReader, feature_names_of, n_rows
 
@@ -344,6 +344,16 @@ class XGBoostReader(ModelReader):
         cover = cat("sum_hessian", np.float64)
         leaf_value = np.where(is_leaf, cat("split_conditions", np.float64), 0.0)
         base_weights = cat("base_weights", np.float64)
+        split_rule = None
+        if not any(np.any(np.asarray(t["split_type"]) != 0) for t in trees):
+            # x < split_conditions (in float32) goes left, missing by default_left.
+            split_rule = SplitRule(
+                threshold=np.where(
+                    is_leaf, 0.0, cat("split_conditions", np.float32)
+                ).astype(np.float32),
+                missing_left=cat("default_left", np.uint8).astype(bool),
+                strict=True,
+            )
         tree = np.repeat(np.arange(len(trees)), sizes)
         indptr = model.get("iteration_indptr")
         if indptr is None:  # XGBoost < 2.0 wrote no iteration_indptr
@@ -405,6 +415,7 @@ class XGBoostReader(ModelReader):
             objective=objective,
             n_features=int(lmp["num_feature"]),
             feature_names=None if names is None else tuple(names),
+            split_rule=split_rule,
         )
 
     def total_gain(self) -> np.ndarray:  # noqa: D102
@@ -534,6 +545,38 @@ class XGBoostReader(ModelReader):
                 "report it to skl-treeinner with your xgboost version."
             )
         return super().routing_advice()
+
+    def has_treeshap_rows(self, X) -> bool:  # noqa: D102
+        import xgboost as xgb
+        from scipy import sparse
+
+        if self.ensemble.split_rule is None:
+            return False
+        if isinstance(X, xgb.DMatrix) or sparse.issparse(X):
+            return False
+        if type(X).__module__.startswith("polars"):
+            return False
+        if hasattr(X, "dtypes"):  # pandas
+            return all(getattr(dt, "kind", "O") in "biuf" for dt in X.dtypes)
+        return np.asarray(X).dtype.kind in "biuf"
+
+    def treeshap_rows(self, X) -> np.ndarray | None:
+        """X as the dense float32 array XGBoost compares, missing values as NaN.
+
+        For TreeSHAP by leaf patterns, which needs x's side at every split
+        (:class:`~skl_treeinner._ensemble.SplitRule`). None where that rule
+        does not cover the input: a DMatrix or sparse matrix (absent entries
+        are missing), non-numeric columns, a model with categorical splits.
+        """
+        if not self.has_treeshap_rows(X):
+            return None
+        if hasattr(X, "dtypes"):  # pandas
+            X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        X = np.array(X, dtype=self.ensemble.split_rule.threshold.dtype, order="C")
+        missing = self._dmatrix_kwargs.get("missing")
+        if missing is not None and not np.isnan(missing):
+            X[X == np.float32(missing)] = np.nan
+        return X
 
     def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         # XGBoost computes contributions only for iteration ranges starting at

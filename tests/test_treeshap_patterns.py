@@ -1,0 +1,212 @@
+"""TreeSHAP by leaf patterns (the compiled path) against the boosters' own TreeSHAP.
+
+Every round's values must equal XGBoost's ``pred_contribs`` of the model sliced to
+that round and shap's TreeExplainer of it; the residual-weighted sums must equal
+the booster path's (``SKL_TREEINNER_KERNEL=numpy``); where the pattern path
+cannot run it must hand over to the booster's own TreeSHAP, never guess.
+"""
+
+import contextlib
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import xgboost as xgb
+from conftest import OBJECTIVES, fit, make_data
+from hypothesis import given
+from scipy import sparse
+from test_properties import SETTINGS, make_model, params
+
+from skl_treeinner import _kernels, tree_inner
+from skl_treeinner._readers import read_model
+
+pytest.importorskip("skl_treeinner._numba_kernels")
+shap = pytest.importorskip("shap")
+
+CASES = {
+    "reg-nan": ("reg:squarederror", {}, 0.1),
+    "binary": ("binary:logistic", {}, 0.05),
+    "multi": ("multi:softprob", {}, 0.05),
+    "poisson": ("count:poisson", {}, 0.0),
+    "forest": ("reg:squarederror", {"num_parallel_tree": 2, "subsample": 0.8}, 0.05),
+    "deep": ("reg:squarederror", {"max_depth": 7}, 0.05),
+}
+
+
+def _model(name, n=400, p=6):
+    objective, params, nan = CASES[name]
+    X, y = make_data(n=n, p=p, seed=31, nan_frac=nan)
+    y = np.nan_to_num(y)
+    model, _ = fit(objective, X[: n // 2], y[: n // 2], **params)
+    target = OBJECTIVES[objective][1](y[n // 2 :])
+    return model, X[n // 2 :], target
+
+
+def _reference(monkeypatch, fn):
+    with monkeypatch.context() as m:
+        m.setenv(_kernels.ENV_VAR, "numpy")
+        return fn()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_scores_equal_the_booster_path(name, monkeypatch):
+    model, X, y = _model(name)
+    w = np.random.default_rng(0).uniform(0.2, 2.0, size=len(y))
+
+    def run():
+        return (
+            tree_inner(model, X, y, attribution="treeshap", per_iteration=True),
+            tree_inner(model, X, y, attribution="treeshap", sample_weight=w),
+            tree_inner(model, X, y, attribution="treeshap", per_sample=True),
+        )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback warning: the rule routed right
+        fast = run()
+    reference = _reference(monkeypatch, run)
+    for got, expected in zip(fast, reference, strict=True):
+        np.testing.assert_allclose(
+            got, expected, rtol=1e-5, atol=1e-6 * np.abs(expected).max()
+        )
+
+
+@pytest.mark.parametrize("name", ["reg-nan", "multi", "forest"])
+def test_every_round_equals_xgboost_and_shap(name):
+    model, X, _ = _model(name)
+    reader = read_model(model)
+    ens = reader.ensemble
+    kernels = _kernels.kernels_for(ens, 1)
+    leaves = reader.apply(X)
+    booster = model.get_booster()
+    dense = reader.treeshap_rows(X)
+    for r in range(ens.n_iterations):
+        sliced = booster[r : r + 1]
+        own = sliced.predict(xgb.DMatrix(X), pred_contribs=True)
+        own = own.reshape(len(X), ens.n_outputs, -1)[:, :, :-1]
+        by_shap = np.asarray(shap.TreeExplainer(sliced).shap_values(X))
+        by_shap = by_shap.reshape(own.shape) if by_shap.ndim == 2 else by_shap
+        if by_shap.shape != own.shape:
+            by_shap = by_shap.transpose(0, 2, 1)
+        for k in range(ens.n_outputs):
+            # A residual of 1 on the trees of round r and output k, 0 elsewhere:
+            # the per-row sums are that round's TreeSHAP values for output k.
+            indicator = (ens.tree_iteration == r) & (ens.tree_group == k)
+            residual = np.tile(indicator.astype(float), (len(X), 1))
+            phi = kernels.treeshap_terms(dense, leaves, residual, per_row=True)
+            np.testing.assert_allclose(phi, own[:, k], atol=2e-6)
+            np.testing.assert_allclose(phi, by_shap[:, k], atol=2e-6)
+
+
+def test_missing_value_other_than_nan_and_pandas_input(monkeypatch):
+    X, y = make_data(n=400, p=5, seed=32)
+    X = np.round(X, 1)  # many exact zeros
+    model = xgb.XGBRegressor(n_estimators=10, max_depth=3, missing=0.0, n_jobs=1)
+    model.fit(X[:200], y[:200])
+    frame = pd.DataFrame(X[200:], columns=[f"c{i}" for i in range(5)])
+    frame["c1"] = frame["c1"].astype("float32")
+    frame["c2"] = (frame["c2"] > 0).astype(int)  # an int column
+    model2 = xgb.XGBRegressor(n_estimators=10, max_depth=3, n_jobs=1)
+    model2.fit(frame, y[200:])
+    for m, data in ((model, X[200:]), (model2, frame)):
+        fast = tree_inner(m, data, y[200:], attribution="treeshap", per_sample=True)
+        ref = _reference(
+            monkeypatch,
+            lambda m=m, data=data: tree_inner(
+                m, data, y[200:], attribution="treeshap", per_sample=True
+            ),
+        )
+        np.testing.assert_allclose(fast, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_inputs_and_models_the_rule_does_not_cover_use_the_booster(monkeypatch):
+    X, y = make_data(n=300, p=4, seed=33)
+    model = xgb.XGBRegressor(n_estimators=5, max_depth=3, n_jobs=1).fit(X, y)
+    reader = read_model(model)
+    assert reader.has_treeshap_rows(X)
+    assert not reader.has_treeshap_rows(sparse.csr_matrix(X))
+    assert not reader.has_treeshap_rows(xgb.DMatrix(X))
+    side = pd.Categorical(np.where(X[:, 1] > 0, "pos", "neg"))
+    frame = pd.DataFrame({"a": X[:, 0], "b": side})
+    cat_model = xgb.XGBRegressor(
+        n_estimators=5, max_depth=3, enable_categorical=True, tree_method="hist"
+    ).fit(frame, 3.0 * (X[:, 1] > 0) + 0.1 * X[:, 0])
+    assert read_model(cat_model).ensemble.split_rule is None
+    # Sparse input: the booster's own TreeSHAP, the same numbers.
+    fast = tree_inner(model, sparse.csr_matrix(X), y, attribution="treeshap")
+    ref = _reference(
+        monkeypatch, lambda: tree_inner(model, X, y, attribution="treeshap")
+    )
+    np.testing.assert_allclose(fast, ref, rtol=1e-5)
+
+
+def test_paths_over_too_many_features_hand_over_to_the_booster(monkeypatch):
+    X, y = make_data(n=600, p=14, seed=34)
+    y = y + X @ np.linspace(1, 2, 14)
+    model = xgb.XGBRegressor(
+        n_estimators=4, max_depth=14, min_child_weight=0, reg_lambda=0.01, n_jobs=1
+    ).fit(X, y)
+    reader = read_model(model)
+    ens = reader.ensemble
+    kernels = _kernels.kernels_for(ens, 1)
+    residual = np.ones((len(X), ens.n_trees))
+    handed_over = kernels.treeshap_terms(
+        reader.treeshap_rows(X), reader.apply(X), residual, per_row=False
+    )
+    assert handed_over is None  # some path splits on more than 10 features
+    fast = tree_inner(model, X, y, attribution="treeshap", per_iteration=True)
+    ref = _reference(
+        monkeypatch,
+        lambda: tree_inner(model, X, y, attribution="treeshap", per_iteration=True),
+    )
+    np.testing.assert_allclose(fast, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_a_rule_that_misroutes_is_caught_and_the_booster_takes_over(monkeypatch):
+    model, X, y = _model("reg-nan")
+    expected = _reference(
+        monkeypatch, lambda: tree_inner(model, X, y, attribution="treeshap")
+    )
+    ens = read_model(model).ensemble
+    rule = ens.split_rule
+    broken = type(rule)(
+        threshold=rule.threshold,
+        missing_left=~rule.missing_left,  # NaN to the other side everywhere
+        strict=rule.strict,
+    )
+    object.__setattr__(ens, "split_rule", broken)  # the cached ensemble
+    try:
+        with pytest.warns(UserWarning, match="another leaf than the booster"):
+            got = tree_inner(model, X, y, attribution="treeshap")
+    finally:
+        object.__setattr__(ens, "split_rule", rule)
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+@SETTINGS
+@given(params)
+def test_patterns_equal_the_booster_path_property(prm):
+    booster, X, y = make_model(prm)
+
+    def run():
+        return tree_inner(booster, X, y, attribution="treeshap", per_iteration=True)
+
+    fast = run()
+    with _numpy_kernel():
+        reference = run()
+    scale = max(1.0, float(np.abs(reference).max()))
+    np.testing.assert_allclose(fast, reference, rtol=1e-4, atol=1e-5 * scale)
+
+
+@contextlib.contextmanager
+def _numpy_kernel():
+    before = os.environ.get(_kernels.ENV_VAR)
+    os.environ[_kernels.ENV_VAR] = "numpy"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[_kernels.ENV_VAR]
+        else:
+            os.environ[_kernels.ENV_VAR] = before
