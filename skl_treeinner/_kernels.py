@@ -17,6 +17,7 @@ extra when it is not) or ``numpy``.
 
 from __future__ import annotations
 
+import copy
 import os
 import warnings
 import weakref
@@ -45,6 +46,13 @@ MIN_ROWS_PER_THREAD = 2048
 #: Most distinct features on one leaf's path for TreeSHAP by leaf patterns:
 #: each leaf tabulates 2**d patterns of d values.
 MAX_PATTERN_FEATURES = 10
+#: (row, tree) pairs below which one more TreeSHAP thread is not worth it.
+TREESHAP_PAIRS_PER_THREAD = 1 << 14
+#: Largest pattern table of one tree (entries), as a multiple of the rows
+#: scored (at least MIN_TABLE_ENTRIES): beyond it, tabulating costs more than
+#: the booster's TreeSHAP of those rows, and the booster's runs instead.
+TABLE_ENTRIES_PER_ROW = 8
+MIN_TABLE_ENTRIES = 1 << 16
 
 
 def backend() -> str:
@@ -314,9 +322,12 @@ class Kernels:
         Returns
         -------
         ndarray, or None where the booster's own TreeSHAP must run: a path
-        splits on more than :data:`MAX_PATTERN_FEATURES` distinct features, or
-        the rule sent a row to another leaf than the booster (warned: it never
-        happened in the tests, and would be a bug to report).
+        splits on more than :data:`MAX_PATTERN_FEATURES` distinct features, a
+        tree's table would exceed ``TABLE_ENTRIES_PER_ROW`` entries per row
+        scored, or the rule sent a row to another leaf than the booster
+        (warned: it never happened in the tests, and would be a bug to report).
+        That check covers the splits on each row's path; the rule is the same
+        at every split, so a systematic difference shows there.
         """
         ens = self.ensemble
         rule = ens.split_rule
@@ -350,12 +361,15 @@ class Kernels:
                 *arrays,
                 tree_round,
                 MAX_PATTERN_FEATURES,
+                max(MIN_TABLE_ENTRIES, TABLE_ENTRIES_PER_ROW * n),
                 rounds,
                 rows,
             )
             return status, rows if per_row else rounds
 
-        n_blocks = max(1, min(self.n_threads, ens.n_trees))
+        # Threads split the trees; with few rows a thread is not worth it.
+        worth = max(1, n * ens.n_trees // TREESHAP_PAIRS_PER_THREAD)
+        n_blocks = max(1, min(self.n_threads, ens.n_trees, worth))
         edges = np.linspace(0, ens.n_trees, n_blocks + 1).astype(np.int64)
         blocks = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
         if len(blocks) == 1:
@@ -446,12 +460,15 @@ def kernels_for(ens: TreeEnsemble, n_threads: int = 1) -> Kernels | None:
     """Return the compiled kernels of ``ens``, or None where numpy is to run.
 
     None when :func:`backend` says numpy. One :class:`Kernels` is kept per
-    ensemble (its arrays are prepared once) and its thread count updated.
+    ensemble (its arrays are prepared once); each caller gets its own shallow
+    copy with its own thread count, so that concurrent callers sharing a
+    model (the read cache shares its ensemble) never change each other's.
     """
     if backend() != "numba":
         return None
     kernels = _CACHE.get(ens)
     if kernels is None:
         kernels = _CACHE[ens] = Kernels(ens, n_threads)
-    kernels.n_threads = max(1, int(n_threads))
-    return kernels
+    mine = copy.copy(kernels)
+    mine.n_threads = max(1, int(n_threads))
+    return mine

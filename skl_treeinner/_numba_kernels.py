@@ -310,6 +310,7 @@ def treeshap_terms(
     strict,
     tree_round,
     max_unique,
+    max_table,
     out_rounds,
     out_rows,
 ):
@@ -320,8 +321,9 @@ def treeshap_terms(
     every split comes from ``threshold`` (``x < thr`` if ``strict`` else
     ``x <= thr``; NaN goes to the ``missing_left`` side), and the
     leaf it leads to must be the booster's own (``leaves``). Returns OK, or
-    TOO_DEEP when a path splits on more than ``max_unique`` distinct features,
-    or MISROUTED when a row's leaf differs from the booster's.
+    TOO_DEEP when a path splits on more than ``max_unique`` distinct features
+    or a tree's table would hold more than ``max_table`` values, or MISROUTED
+    when a row's leaf differs from the booster's.
     """
     n = X.shape[0]
     per_row = out_rows.shape[0] > 0
@@ -394,6 +396,8 @@ def treeshap_terms(
             n_unique[j] = m
             table_start[j + 1] = table_start[j] + (1 << m) * m
             j += 1
+        if table_start[n_leaves] > max_table:
+            return TOO_DEEP
         table = np.empty(table_start[n_leaves])
         for j in range(n_leaves):
             m = n_unique[j]

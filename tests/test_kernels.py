@@ -213,7 +213,8 @@ def test_global_leaves_equal_numpys(monkeypatch):
     rng = np.random.default_rng(0)
     offsets = np.arange(40, dtype=np.int64) * 31
     for dtype in (np.float32, np.int32, np.int64, np.float64):
-        local = rng.integers(0, 31, size=(1500, 40)).astype(dtype)
+        # 5,000 rows: two blocks on two threads.
+        local = rng.integers(0, 31, size=(5000, 40)).astype(dtype)
         expected = local.astype(np.int64) + offsets
         for threads in (1, 2):
             got = _kernels.global_leaves(local, offsets, threads)
@@ -241,6 +242,10 @@ def test_threads_follow_the_booster_and_the_callers_limits():
         {"num_threads": 2, "verbose": -1, "num_leaves": 4}, lgb.Dataset(X, y), 2
     )
     assert read_model(lgb_booster).thread_setting == 2
+    alias = lgb.train({"nthreads": 1, "verbose": -1}, lgb.Dataset(X, y), 2)
+    assert read_model(alias).thread_setting == 1
+    wrapper = lgb.LGBMRegressor(n_estimators=2, num_threads=1, verbose=-1).fit(X, y)
+    assert read_model(wrapper).thread_setting == 1
 
 
 def _cpu_limit():
@@ -294,6 +299,15 @@ def test_cached_read_keeps_the_lost_identities():
     model = xgb.XGBRegressor(n_estimators=3, max_depth=2, reg_alpha=1.0, n_jobs=1)
     model.fit(X, y)
     with pytest.warns(Warning, match="reg_alpha"):
-        read_model(model)
+        first = read_model(model)
     with pytest.warns(Warning, match="reg_alpha"):
-        read_model(model)  # from the cache, still warned about
+        again = read_model(model)  # from the cache, still warned about
+    assert again.ensemble is first.ensemble
+
+
+def test_callers_sharing_a_model_keep_their_own_thread_counts():
+    model, X, y = MODELS["xgb-reg"]
+    ens = read_model(model).ensemble
+    one, eight = _kernels.kernels_for(ens, 1), _kernels.kernels_for(ens, 8)
+    assert (one.n_threads, eight.n_threads) == (1, 8)
+    assert one.value is eight.value  # the prepared arrays are shared

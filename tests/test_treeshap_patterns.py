@@ -21,6 +21,7 @@ from test_properties import SETTINGS, make_model, params
 
 from skl_treeinner import _kernels, tree_inner
 from skl_treeinner._readers import read_model
+from skl_treeinner._readers._xgboost import XGBoostReader
 
 pytest.importorskip("skl_treeinner._numba_kernels")
 shap = pytest.importorskip("shap")
@@ -44,6 +45,18 @@ def _model(name, n=400, p=6):
     return model, X[n // 2 :], target
 
 
+@contextlib.contextmanager
+def _patterns_only():
+    """Fail if the booster's TreeSHAP runs: the pattern path must do it all."""
+
+    def refuse(self, X):
+        raise AssertionError("the booster's TreeSHAP ran instead of the patterns")
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(XGBoostReader, "iteration_shap", refuse)
+        yield
+
+
 def _reference(monkeypatch, fn):
     with monkeypatch.context() as m:
         m.setenv(_kernels.ENV_VAR, "numpy")
@@ -62,7 +75,7 @@ def test_scores_equal_the_booster_path(name, monkeypatch):
             tree_inner(model, X, y, attribution="treeshap", per_sample=True),
         )
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _patterns_only():
         warnings.simplefilter("error")  # no fallback warning: the rule routed right
         fast = run()
     reference = _reference(monkeypatch, run)
@@ -110,7 +123,8 @@ def test_missing_value_other_than_nan_and_pandas_input(monkeypatch):
     model2 = xgb.XGBRegressor(n_estimators=10, max_depth=3, n_jobs=1)
     model2.fit(frame, y[200:])
     for m, data in ((model, X[200:]), (model2, frame)):
-        fast = tree_inner(m, data, y[200:], attribution="treeshap", per_sample=True)
+        with _patterns_only():
+            fast = tree_inner(m, data, y[200:], attribution="treeshap", per_sample=True)
         ref = _reference(
             monkeypatch,
             lambda m=m, data=data: tree_inner(
@@ -192,7 +206,8 @@ def test_patterns_equal_the_booster_path_property(prm):
     def run():
         return tree_inner(booster, X, y, attribution="treeshap", per_iteration=True)
 
-    fast = run()
+    with _patterns_only():
+        fast = run()
     with _numpy_kernel():
         reference = run()
     scale = max(1.0, float(np.abs(reference).max()))
@@ -210,3 +225,20 @@ def _numpy_kernel():
             del os.environ[_kernels.ENV_VAR]
         else:
             os.environ[_kernels.ENV_VAR] = before
+
+
+@pytest.mark.parametrize("per_row", [False, True])
+def test_threads_split_the_trees_without_changing_the_numbers(per_row):
+    X, y = make_data(n=4000, p=6, seed=35, nan_frac=0.05)
+    model, _ = fit("multi:softprob", X[:2000], y[:2000], n_estimators=12)
+    reader = read_model(model)
+    ens = reader.ensemble
+    leaves = reader.apply(X)
+    residual = np.random.default_rng(0).normal(size=(len(X), ens.n_trees))
+    dense = reader.treeshap_rows(X)
+    one = _kernels.Kernels(ens, 1).treeshap_terms(dense, leaves, residual, per_row)
+    three = _kernels.Kernels(ens, 3)
+    worth = len(X) * ens.n_trees // _kernels.TREESHAP_PAIRS_PER_THREAD
+    assert min(3, worth) == 3  # three blocks of trees
+    got = three.treeshap_terms(dense, leaves, residual, per_row)
+    np.testing.assert_allclose(got, one, rtol=1e-12, atol=1e-12)

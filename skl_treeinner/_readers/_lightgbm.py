@@ -63,6 +63,20 @@ SUPPORTED_OBJECTIVES = (
 )
 
 
+#: LightGBM's names of num_threads (its parameter aliases).
+_THREAD_ALIASES = ("num_threads", "num_thread", "nthread", "nthreads", "n_jobs")
+
+
+def _threads(booster) -> int | None:
+    """Return the booster's thread setting as trained (wrappers pass theirs)."""
+    params = getattr(booster, "params", None) or {}
+    for key in _THREAD_ALIASES:
+        value = params.get(key)
+        if value is not None:
+            return int(value)
+    return None
+
+
 def _parameters(text: str) -> dict[str, str]:
     """Read the ``parameters:`` section of a LightGBM model string."""
     section = text.partition("\nparameters:\n")[2]
@@ -188,25 +202,15 @@ class LightGBMReader(ModelReader):
 
         if isinstance(model, lgb.LGBMModel):
             booster = model.booster_  # raises NotFittedError if unfitted
-            self.thread_setting = model.n_jobs
             best = getattr(model, "best_iteration_", None)
             classes = getattr(model, "classes_", None)
             self.classes_ = None if classes is None else np.asarray(classes)
         elif isinstance(model, lgb.Booster):
             booster = model
-            params = getattr(model, "params", None) or {}
-            threads = next(
-                (
-                    params[k]
-                    for k in ("num_threads", "n_jobs", "nthread")
-                    if k in params
-                ),
-                None,
-            )
-            self.thread_setting = None if threads is None else int(threads)
             best = model.best_iteration
         else:  # pragma: no cover - the registry only dispatches these types
             raise TypeError(f"not a LightGBM model: {type(model)!r}")
+        self.thread_setting = _threads(booster)
         n_rounds = booster.current_iteration()
         self._num_iteration = best if best and 0 < best < n_rounds else n_rounds
         self.booster = booster
