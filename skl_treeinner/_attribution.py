@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from ._dask import is_dask_collection, predecomp_dask
 from ._kernels import kernels_for
 from ._readers import read_model
 from ._validation import check_params
@@ -87,16 +88,23 @@ def predecomp(model, X, *, return_bias=False):
         "predecomp", {"return_bias": ["boolean"]}, {"return_bias": return_bias}
     )
     reader = read_model(model)
-    ens = reader.ensemble
+    if is_dask_collection(X):
+        return predecomp_dask(reader, X, return_bias=return_bias)
     X, n, _, _ = reader.rows(X)
+    return _shaped(_predecomp_rows(reader, X, n), reader.ensemble, return_bias)
+
+
+def _predecomp_rows(reader, X, n):
+    """PreDecomp of X (already through ``reader.rows``): (n, n_outputs * p) values."""
+    ens = reader.ensemble
     p, k = ens.n_features, ens.n_outputs
-    table = ens.path_table  # (n_nodes, k * p): PreDecomp of every leaf
     values = np.empty((n, k * p), dtype=np.float64)
     kernels = kernels_for(ens, reader.n_threads())
     if kernels is not None:  # the fused kernel; the numpy path below is the reference
         for start, stop, _, leaves in reader.iter_leaves(X, scale=4):
             values[start:stop] = kernels.leaf_paths(leaves)
-        return _shaped(values, ens, return_bias)
+        return values
+    table = ens.path_table  # (n_nodes, k * p): PreDecomp of every leaf
     for start, stop, _, leaves in reader.iter_leaves(X):
         rows = stop - start
         # One-hot (rows x n_nodes) of the leaves reached, times the table.
@@ -109,7 +117,7 @@ def predecomp(model, X, *, return_bias=False):
             shape=(rows, ens.n_nodes),
         )
         values[start:stop] = (hit @ table).toarray()
-    return _shaped(values, ens, return_bias)
+    return values
 
 
 def _shaped(values, ens, return_bias):

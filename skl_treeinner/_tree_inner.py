@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from ._dask import is_dask_collection, tree_inner_dask
 from ._kernels import kernels_for
 from ._progress import progress
 from ._readers import read_model
@@ -190,8 +191,19 @@ or (n_samples, n_features)
             "Ask for one of them; per_sample's rows sum to the score, "
             "per_iteration's rows to the same score iteration by iteration."
         )
+    reader = read_model(model)
+    if is_dask_collection(X):
+        return tree_inner_dask(
+            reader,
+            X,
+            y,
+            attribution=attribution,
+            sample_weight=sample_weight,
+            per_iteration=per_iteration,
+            per_sample=per_sample,
+        )
     return _tree_inner(
-        read_model(model),
+        reader,
         X,
         y,
         attribution=attribution,
@@ -304,6 +316,16 @@ def _rows(w, start, stop):
 
 def _tree_inner_predecomp(reader, X, y, w, per_iteration=False, verbose=0):
     """Σ_m α_m⁻¹ Σ_i f_{m,k}(x_i)(-g_{i,m}) w_i through per-leaf residual sums."""
+    leaf_residual = leaf_residual_sums(reader, X, y, w, verbose)
+    return scores_from_leaf_sums(reader.ensemble, leaf_residual, per_iteration)
+
+
+def leaf_residual_sums(reader, X, y, w, verbose=0):
+    """Σ_i w_i (-g_{i,m}) over the rows reaching each leaf: (n_nodes,).
+
+    The map step of TreeInner: sums over row partitions add up (the Dask path
+    computes one per partition); :func:`scores_from_leaf_sums` is the rest.
+    """
     ens = reader.ensemble
     leaf_residual = np.zeros(ens.n_nodes)
     kernels = _gradient_kernels(reader)
@@ -319,7 +341,12 @@ def _tree_inner_predecomp(reader, X, y, w, per_iteration=False, verbose=0):
         leaf_residual += np.bincount(
             leaves.ravel(), weights=residual.ravel(), minlength=ens.n_nodes
         )
-    leaf_residual /= ens.learning_rate[ens.node_tree]
+    return leaf_residual
+
+
+def scores_from_leaf_sums(ens, leaf_residual, per_iteration=False):
+    """TreeInner from per-leaf residual sums: one product with the path table."""
+    leaf_residual = leaf_residual / ens.learning_rate[ens.node_tree]
     if per_iteration:
         # Row r of this (n_iterations x n_nodes) matrix holds the residual sums
         # of the leaves of iteration r's trees (inner nodes hold 0 and their
