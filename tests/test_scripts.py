@@ -99,3 +99,9 @@ def test_scaling_benchmark_quick(tmp_path):
     stdout = run("benchmarks/bench_scaling.py", "--quick", "--csv", str(out))
     assert "rows=     3000" in stdout and "trees=   20" in stdout
     assert out.read_text().count("\n") == 5  # header and four sizes
+
+
+def test_dask_benchmark_quick():
+    pytest.importorskip("distributed")
+    stdout = run("benchmarks/bench_dask.py", "--quick")
+    assert "workers=1 rows=     8000" in stdout and "rows/s" in stdout
