@@ -21,7 +21,10 @@ import numpy as np
 
 from ._optional import import_optional
 
-__all__ = ["is_dask_collection", "predecomp_dask", "tree_inner_dask"]
+__all__ = ["is_dask_collection", "predecomp_dask", "refuse_dask", "tree_inner_dask"]
+
+#: Partition sums added per task of the reduction tree on the workers.
+_FAN_IN = 8
 
 
 def is_dask_collection(obj) -> bool:
@@ -33,12 +36,31 @@ def is_dask_collection(obj) -> bool:
     return bool(check(obj))
 
 
+def refuse_dask(*arrays, what):
+    """Raise a TypeError if any of ``arrays`` is a Dask collection.
+
+    For the functions that would otherwise pull a whole collection into the
+    client: only ``tree_inner`` and ``predecomp`` score Dask collections.
+    """
+    if any(is_dask_collection(a) for a in arrays):
+        raise TypeError(
+            f"{what} does not take Dask collections yet: it would compute them "
+            "into this process. tree_inner and predecomp score Dask arrays and "
+            "DataFrames on the cluster (docs/scaling-out.md); elsewhere pass "
+            "in-memory data (.compute() a sample that fits)."
+        )
+
+
 def _dask(purpose):
     import_optional("dask", extra="dask", purpose=purpose)
     import dask
     import dask.array as da
 
     return dask, da
+
+
+def _is_array(obj) -> bool:
+    return hasattr(obj, "chunks") and hasattr(obj, "ndim")
 
 
 def _partitions(obj, what):
@@ -55,7 +77,7 @@ def _partitions(obj, what):
             f"{type(obj).__name__}); make it one with dask.array.from_array or "
             "dask.dataframe.from_pandas, partitioned like X."
         )
-    if hasattr(obj, "chunks") and hasattr(obj, "ndim"):  # dask.array
+    if _is_array(obj):
         if obj.ndim == 2:
             obj = obj.rechunk({1: -1})  # whole rows in every block
         blocks = obj.to_delayed().ravel()
@@ -68,15 +90,36 @@ def _aligned(X, y, w):
     x_parts, lengths = _partitions(X, "X")
     y_parts, y_lengths = _partitions(y, "y")
     w_parts, w_lengths = _partitions(w, "sample_weight")
-    for parts, other, what in ((y_parts, y_lengths, "y"), (w_parts, w_lengths, "w")):
+    for obj, parts, other, what in (
+        (y, y_parts, y_lengths, "y"),
+        (w, w_parts, w_lengths, "sample_weight"),
+    ):
         if parts is None:
             continue
-        known = [a == b for a, b in zip(lengths, other, strict=False) if a == a]
-        if len(parts) != len(x_parts) or not all(known):
+        if _is_array(obj) != _is_array(X):
+            # Rows of a DataFrame and of an array are paired by position only,
+            # and a DataFrame's partition lengths are unknown: refuse the mix.
+            raise TypeError(
+                f"X and {what} must both be Dask arrays or both Dask DataFrames/"
+                f"Series (got {type(X).__name__} and {type(obj).__name__}): rows "
+                "would be paired by position across partitions whose lengths are "
+                "not known. Take both from one DataFrame, or both as arrays."
+            )
+        if not _is_array(X) and None not in (
+            getattr(X, "divisions", (None,))[0],
+            getattr(obj, "divisions", (None,))[0],
+        ):
+            if tuple(X.divisions) != tuple(obj.divisions):
+                raise ValueError(
+                    f"X and {what} must be partitioned alike: their index "
+                    "divisions differ. Take both from one DataFrame."
+                )
+        same = all(a == b for a, b in zip(lengths, other, strict=False) if a == a)
+        if len(parts) != len(x_parts) or not same:
             raise ValueError(
                 f"X and {what} must be partitioned alike: X has {len(x_parts)} "
                 f"partitions, {what} {len(parts)}"
-                + ("" if all(known) else ", of other lengths")
+                + ("" if same else ", of other lengths")
                 + ". Rechunk one like the other (dask.array: .rechunk(X.chunks[0]); "
                 "dask.dataframe: take both from one DataFrame)."
             )
@@ -92,14 +135,18 @@ def _partition_sums(reader, X, y, w, attribution):
     from ._tree_inner import _tree_inner_treeshap, leaf_residual_sums
 
     ens = reader.ensemble
+    if len(X) == 0:  # an empty partition (a filtered DataFrame) adds nothing
+        if attribution == "treeshap":
+            return np.zeros((ens.n_iterations, ens.n_features))
+        return np.zeros(ens.n_nodes)
     X, n, y, w = reader.rows(X, y, w)
     if attribution == "treeshap":
-        if n == 0:
-            return np.zeros((ens.n_iterations, ens.n_features))
         return _tree_inner_treeshap(reader, X, y, w, per_iteration=True)
-    if n == 0:
-        return np.zeros(ens.n_nodes)
     return leaf_residual_sums(reader, X, y, w)
+
+
+def _add(*parts):
+    return np.sum(parts, axis=0)
 
 
 def _partition_rows(reader, X, y, w, what):
@@ -107,6 +154,13 @@ def _partition_rows(reader, X, y, w, what):
     from ._attribution import _predecomp_rows
     from ._tree_inner import _tree_inner_predecomp_rows, _tree_inner_treeshap
 
+    ens = reader.ensemble
+    if len(X) == 0:
+        k = ens.n_outputs
+        shape = (
+            (ens.n_features,) if what != "predecomp" or k == 1 else (ens.n_features, k)
+        )
+        return np.zeros((0, *shape))
     if what == "predecomp":
         from ._attribution import _shaped
 
@@ -118,13 +172,19 @@ def _partition_rows(reader, X, y, w, what):
     return _tree_inner_predecomp_rows(reader, X, n, y, w)
 
 
+def _shared(dask, reader):
+    # One graph object for all tasks. Not pure: hashing the reader for a
+    # deterministic key would pickle it once more on every call.
+    return dask.delayed(reader, pure=False)
+
+
 def tree_inner_dask(
     reader, X, y, *, attribution, sample_weight, per_iteration, per_sample
 ):
     """:func:`~skl_treeinner.tree_inner` of Dask collections (see the module notes)."""
     dask, da = _dask("tree_inner on Dask collections")
     x_parts, y_parts, w_parts, lengths = _aligned(X, y, sample_weight)
-    shared = dask.delayed(reader, pure=True)
+    shared = _shared(dask, reader)
     ens = reader.ensemble
     if per_sample:
         what = "treeshap" if attribution == "treeshap" else "per_sample"
@@ -143,9 +203,15 @@ def tree_inner_dask(
         dask.delayed(_partition_sums)(shared, xp, yp, wp, attribution)
         for xp, yp, wp in zip(x_parts, y_parts, w_parts, strict=True)
     ]
-    # Only the sums come back: n_nodes (or n_iterations x n_features) floats
-    # per partition, whatever its rows.
-    total = np.sum(dask.compute(*tasks), axis=0)
+    # The sums are added on the workers, _FAN_IN at a time: the client gets
+    # one vector of n_nodes (or n_iterations x n_features) floats, whatever the
+    # rows and the partitions.
+    while len(tasks) > 1:
+        tasks = [
+            dask.delayed(_add)(*tasks[i : i + _FAN_IN])
+            for i in range(0, len(tasks), _FAN_IN)
+        ]
+    (total,) = dask.compute(tasks[0])
     if attribution == "treeshap":
         return total if per_iteration else total.sum(axis=0)
     from ._tree_inner import scores_from_leaf_sums
@@ -157,7 +223,7 @@ def predecomp_dask(reader, X, *, return_bias):
     """:func:`~skl_treeinner.predecomp` of a Dask collection: a lazy Dask array."""
     dask, da = _dask("predecomp on Dask collections")
     x_parts, _, _, lengths = _aligned(X, None, None)
-    shared = dask.delayed(reader, pure=True)
+    shared = _shared(dask, reader)
     ens = reader.ensemble
     p, k = ens.n_features, ens.n_outputs
     shape = (p,) if k == 1 else (p, k)

@@ -148,6 +148,20 @@ class TreeEnsemble:
         if not np.array_equal(np.repeat(first, np.diff(ind)), lr):
             raise ValueError("learning_rate must be constant within an iteration")
 
+    def __getstate__(self):
+        # Leave the cached properties (path table, parents, ...) out of
+        # pickles: they are rebuilt where used, and pickles (a Dask graph)
+        # stay the size of the arrays that define the ensemble.
+        cached = {
+            name
+            for name, member in vars(type(self)).items()
+            if isinstance(member, cached_property)
+        }
+        return {k: v for k, v in self.__dict__.items() if k not in cached}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
     # -- shape -----------------------------------------------------------------
     @property
     def n_trees(self) -> int:

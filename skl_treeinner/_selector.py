@@ -36,6 +36,7 @@ from sklearn.utils.validation import (
 
 from . import _crossfit, _cutoff, _inference
 from ._crossfit import EARLY_STOPPING_FRACTION
+from ._dask import refuse_dask
 from ._readers import default_estimator, reader_class
 from ._validation import (
     check_fit_input,
@@ -390,6 +391,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         """
         for name in _FITTED:
             self.__dict__.pop(name, None)
+        refuse_dask(X, y, sample_weight, what="TreeInnerSelector.fit")
         try:
             self._fit(X, y, sample_weight, groups, fit_params)
         except BaseException:

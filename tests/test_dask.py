@@ -120,3 +120,38 @@ def test_partitions_must_match(client):
         tree_inner(model, Xd, da.from_array(y, chunks=300))
     with pytest.raises(TypeError, match="y must be a Dask collection too"):
         tree_inner(model, Xd, y)
+
+
+def test_empty_partitions_and_mixed_collections(client):
+    X, y = _data(n=900, seed=3)
+    model = xgb.XGBRegressor(n_estimators=5, max_depth=3, n_jobs=1).fit(X, y)
+    frame = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])])
+    frame["y"] = y
+    frame["i"] = np.arange(len(frame))
+    ddf = dd.from_pandas(frame, npartitions=3)
+    kept = ddf[(ddf.i < 300) | (ddf.i >= 600)]  # the middle partition is empty
+    assert list(kept.map_partitions(len).compute()) == [300, 0, 300]
+    keep = (frame.i < 300) | (frame.i >= 600)
+    cols = [f"c{i}" for i in range(X.shape[1])]
+    _close(
+        tree_inner(model, kept[cols], kept["y"]),
+        tree_inner(model, X[keep], y[keep]),
+    )
+    _close(
+        tree_inner(model, kept[cols], kept["y"], per_sample=True).compute(),
+        tree_inner(model, X[keep], y[keep], per_sample=True),
+    )
+    with pytest.raises(TypeError, match="both be Dask arrays or both Dask"):
+        tree_inner(model, ddf[cols], da.from_array(y, chunks=300))
+
+
+def test_functions_without_a_dask_path_refuse_collections(client):
+    from skl_treeinner import TreeInnerSelector, global_importance
+
+    X, y = _data(n=300, seed=4)
+    model = xgb.XGBRegressor(n_estimators=3, max_depth=2, n_jobs=1).fit(X, y)
+    Xd, yd = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
+    with pytest.raises(TypeError, match="does not take Dask collections yet"):
+        global_importance(model, Xd, yd, method="tree_inner")
+    with pytest.raises(TypeError, match="does not take Dask collections yet"):
+        TreeInnerSelector(model).fit(Xd, yd)
