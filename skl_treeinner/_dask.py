@@ -151,7 +151,7 @@ def _add(*parts):
 
 def _partition_rows(reader, X, y, w, what):
     """One partition's per-row output: PreDecomp values or per-row TreeInner terms."""
-    from ._attribution import _predecomp_rows
+    from ._attribution import _predecomp_rows, _shaped
     from ._tree_inner import _tree_inner_predecomp_rows, _tree_inner_treeshap
 
     ens = reader.ensemble
@@ -162,10 +162,8 @@ def _partition_rows(reader, X, y, w, what):
         )
         return np.zeros((0, *shape))
     if what == "predecomp":
-        from ._attribution import _shaped
-
         X, n, _, _ = reader.rows(X)
-        return _shaped(_predecomp_rows(reader, X, n), reader.ensemble, False)
+        return _shaped(_predecomp_rows(reader, X, n), ens, False)
     X, n, y, w = reader.rows(X, y, w)
     if what == "treeshap":
         return _tree_inner_treeshap(reader, X, y, w, per_sample=True)

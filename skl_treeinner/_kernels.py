@@ -156,19 +156,30 @@ def global_leaves(local, offsets, n_threads: int = 1) -> np.ndarray:
     return out
 
 
-def _blocks(n: int, n_threads: int) -> list[tuple[int, int]]:
-    parts = max(1, min(n_threads, n // MIN_ROWS_PER_THREAD))
+def _blocks(n: int, n_threads: int, per_thread: int = MIN_ROWS_PER_THREAD):
+    """Split range(n) into even blocks: n_threads, or fewer of at least per_thread."""
+    parts = max(1, min(n_threads, n // per_thread))
     edges = np.linspace(0, n, parts + 1).astype(np.int64)
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
 
 
-def _in_threads(work, n: int, n_threads: int) -> list:
-    """Run ``work(start, stop)`` on blocks of n rows, one thread per block."""
-    blocks = _blocks(n, n_threads)
+def _in_threads(
+    work, n: int, n_threads: int, per_thread: int = MIN_ROWS_PER_THREAD
+) -> list:
+    """Run ``work(start, stop)`` on blocks of range(n), one thread per block."""
+    blocks = _blocks(n, n_threads, per_thread)
     if len(blocks) == 1:
         return [work(*blocks[0])]
     with ThreadPoolExecutor(len(blocks)) as pool:
         return list(pool.map(lambda b: work(*b), blocks))
+
+
+def _total(parts):
+    """Add up per-thread sums in place of the first."""
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total
 
 
 def _objective_spec(objective: obj.Objective) -> tuple[int, float] | None:
@@ -260,11 +271,7 @@ class Kernels:
             kernel(a, b, out, no_rows)
             return out
 
-        parts = self._residual_terms(work, leaves, y, w)
-        total = parts[0]
-        for part in parts[1:]:
-            total += part
-        return total
+        return _total(self._residual_terms(work, leaves, y, w))
 
     def row_terms(self, leaves, y, w=None) -> np.ndarray:
         """Per-row TreeInner terms z_ik of the chunk, summed over outputs."""
@@ -367,16 +374,10 @@ class Kernels:
             )
             return status, rows if per_row else rounds
 
-        # Threads split the trees; with few rows a thread is not worth it.
-        worth = max(1, n * ens.n_trees // TREESHAP_PAIRS_PER_THREAD)
-        n_blocks = max(1, min(self.n_threads, ens.n_trees, worth))
-        edges = np.linspace(0, ens.n_trees, n_blocks + 1).astype(np.int64)
-        blocks = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
-        if len(blocks) == 1:
-            parts = [work(*blocks[0])]
-        else:
-            with ThreadPoolExecutor(len(blocks)) as pool:
-                parts = list(pool.map(lambda b: work(*b), blocks))
+        # Threads split the trees, each with TREESHAP_PAIRS_PER_THREAD
+        # (row, tree) pairs at least: with few rows a thread is not worth it.
+        trees_per_thread = -(-TREESHAP_PAIRS_PER_THREAD // max(n, 1))
+        parts = _in_threads(work, ens.n_trees, self.n_threads, trees_per_thread)
         statuses = {status for status, _ in parts}
         if self._k.MISROUTED in statuses:
             warnings.warn(
@@ -391,10 +392,7 @@ class Kernels:
             return None
         if self._k.TOO_DEEP in statuses:
             return None
-        total = parts[0][1]
-        for _, part in parts[1:]:
-            total += part
-        return total
+        return _total([part for _, part in parts])
 
     def iteration_gradients(self, leaves, y) -> np.ndarray:
         """:meth:`TreeEnsemble.iteration_gradients`, fused: (rows, R, K)."""

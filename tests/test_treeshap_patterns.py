@@ -238,7 +238,7 @@ def test_threads_split_the_trees_without_changing_the_numbers(per_row):
     dense = reader.treeshap_rows(X)
     one = _kernels.Kernels(ens, 1).treeshap_terms(dense, leaves, residual, per_row)
     three = _kernels.Kernels(ens, 3)
-    worth = len(X) * ens.n_trees // _kernels.TREESHAP_PAIRS_PER_THREAD
-    assert min(3, worth) == 3  # three blocks of trees
+    per_thread = -(-_kernels.TREESHAP_PAIRS_PER_THREAD // len(X))
+    assert len(_kernels._blocks(ens.n_trees, 3, per_thread)) == 3  # 3 tree blocks
     got = three.treeshap_terms(dense, leaves, residual, per_row)
     np.testing.assert_allclose(got, one, rtol=1e-12, atol=1e-12)

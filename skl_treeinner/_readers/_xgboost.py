@@ -279,15 +279,15 @@ class XGBoostReader(ModelReader):
 
     # -- reading ---------------------------------------------------------------
     def _read(self, booster) -> TreeEnsemble:
-        config = booster.save_config()
+        text = booster.save_config()
         raw = bytes(booster.save_raw("ubj"))
         names = booster.feature_names
+        self._config = config = json.loads(text)
         return self.cached_read(
-            (config, raw, repr(names)), lambda: self._parse(booster, config, raw)
+            (text, raw, repr(names)), lambda: self._parse(booster, config, raw)
         )
 
-    def _parse(self, booster, config_text: str, raw: bytes) -> TreeEnsemble:
-        config = json.loads(config_text)
+    def _parse(self, booster, config: dict, raw: bytes) -> TreeEnsemble:
         gbm = config["learner"]["gradient_booster"]
         kind = gbm["name"]
         if kind == "dart":
@@ -427,8 +427,8 @@ class XGBoostReader(ModelReader):
     def _nthread(self, model) -> int | None:
         if not self._from_booster:
             return model.n_jobs
-        config = json.loads(self.booster.save_config())
-        nthread = config["learner"]["generic_param"].get("nthread", "0")
+        # The configuration _read parsed: no second save_config.
+        nthread = self._config["learner"]["generic_param"].get("nthread", "0")
         return int(nthread) or None
 
     # -- routing -----------------------------------------------------------------
