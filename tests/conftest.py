@@ -83,3 +83,20 @@ def margin(model, X):
 @pytest.fixture
 def data():
     return make_data()
+
+
+@pytest.fixture(scope="session")
+def client():
+    """A real Dask cluster: 2 worker processes of 1 thread, closed after the tests."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            worker_class=distributed.Nanny,
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c

@@ -1,7 +1,7 @@
 """tree_inner and predecomp on Dask collections, on a real LocalCluster.
 
-Two worker processes, more partitions than workers; every result must equal the
-in-memory one on the same rows.
+The cluster is conftest's ``client``: two worker processes, and more partitions
+than workers here; every result must equal the in-memory one on the same rows.
 """
 
 import numpy as np
@@ -17,21 +17,6 @@ distributed = pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
 lgb = pytest.importorskip("lightgbm")
 import xgboost.dask  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def client():
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            worker_class=distributed.Nanny,
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
-        yield c
 
 
 def _data(n=1200, p=5, seed=0):
@@ -153,5 +138,24 @@ def test_functions_without_a_dask_path_refuse_collections(client):
     Xd, yd = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
     with pytest.raises(TypeError, match="does not take Dask collections yet"):
         global_importance(model, Xd, yd, method="tree_inner")
-    with pytest.raises(TypeError, match="does not take Dask collections yet"):
-        TreeInnerSelector(model).fit(Xd, yd)
+    with pytest.raises(TypeError, match="DaskXGBRegressor"):
+        TreeInnerSelector(xgb.XGBRegressor()).fit(Xd, yd)
+
+
+def test_dask_classifier_with_classes_in_order_of_appearance(client):
+    # DaskXGBClassifier takes classes_ from a DataFrame's drop_duplicates: in
+    # one partition, in the order met ([1, 0] here); XGBoost still fits label
+    # k as output k.
+    X, y = _data(n=600, seed=5)
+    labels = (y > 1).astype(np.int64)
+    labels[0] = 1
+    frame = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])])
+    ddf = dd.from_pandas(frame, npartitions=1)
+    target = dd.from_pandas(pd.Series(labels), npartitions=1)
+    clf = xgboost.dask.DaskXGBClassifier(n_estimators=5, max_depth=2)
+    clf.client = client
+    clf.fit(ddf, target)
+    assert clf.classes_.tolist() == [1, 0]
+    expected = tree_inner(clf.get_booster(), frame, labels)
+    _close(tree_inner(clf, ddf, target), expected)
+    _close(tree_inner(clf, frame, labels), expected)

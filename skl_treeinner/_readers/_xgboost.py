@@ -213,8 +213,11 @@ class XGBoostReader(ModelReader):
                 "enable_categorical": model.enable_categorical,
             }
             self._from_booster = False
+            # XGBoost fits labels 0..K-1 as they are: label k is output k.
+            # DaskXGBClassifier stores its classes_ in the order a DataFrame's
+            # drop_duplicates met them (e.g. [1, 0]), so they are sorted here.
             classes = getattr(model, "classes_", None)
-            self.classes_ = None if classes is None else np.asarray(classes)
+            self.classes_ = None if classes is None else np.sort(np.asarray(classes))
         elif isinstance(model, xgb.Booster):
             self._dmatrix_kwargs = {
                 "missing": np.nan,
