@@ -37,10 +37,20 @@ no better (0.055-0.060 at 30 rows).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy import stats
 
-__all__ = ["pool_rows", "one_sided_test", "ScoreTest"]
+__all__ = [
+    "Moments",
+    "combine_moments",
+    "moments",
+    "one_sided_test",
+    "pool_rows",
+    "ScoreTest",
+    "score_test",
+]
 
 
 class ScoreTest:
@@ -101,6 +111,49 @@ def pool_rows(n_samples, tests, contributions, sample_weight=None, groups=None):
     return pooled
 
 
+class Moments(NamedTuple):
+    """What the test needs of a set of units, per feature; sets add exactly.
+
+    Per-unit terms never have to be in one place: each partition of the rows
+    (a Dask partition, a split) reduces its units to these, and
+    :func:`combine_moments` adds two sets (Chan, Golub and LeVeque's pairwise
+    update of the sum of squared deviations, as stable as the two-pass sum).
+    """
+
+    #: Number of units.
+    n: int
+    #: Sum of the terms, per feature (the score).
+    total: np.ndarray
+    #: Sum of squared deviations from the mean, per feature.
+    m2: np.ndarray
+    #: Largest absolute term, per feature (the scale of "no spread").
+    peak: np.ndarray
+
+
+def moments(z) -> Moments:
+    """Reduce units ``z`` of shape (m, n_features) to their :class:`Moments`."""
+    z = np.asarray(z, dtype=np.float64)
+    m = z.shape[0]
+    if m == 0:
+        zero = np.zeros(z.shape[1])
+        return Moments(0, zero, zero.copy(), zero.copy())
+    total = z.sum(axis=0)
+    m2 = ((z - total / m) ** 2).sum(axis=0)
+    return Moments(m, total, m2, np.abs(z).max(axis=0))
+
+
+def combine_moments(a: Moments, b: Moments) -> Moments:
+    """Return the :class:`Moments` of the union of two disjoint sets of units."""
+    if a.n == 0:
+        return b
+    if b.n == 0:
+        return a
+    n = a.n + b.n
+    delta = b.total / b.n - a.total / a.n
+    m2 = a.m2 + b.m2 + delta**2 * (a.n * b.n / n)
+    return Moments(n, a.total + b.total, m2, np.maximum(a.peak, b.peak))
+
+
 def one_sided_test(z) -> ScoreTest:
     """Test H0: E[z_k] ≤ 0 for every column k of the per-unit contributions.
 
@@ -123,17 +176,38 @@ def one_sided_test(z) -> ScoreTest:
     ValueError
         If m < 2.
     """
-    z = np.asarray(z, dtype=np.float64)
-    m = z.shape[0]
+    return score_test(moments(z))
+
+
+def score_test(units: Moments) -> ScoreTest:
+    """:func:`one_sided_test` from the units' :class:`Moments` alone.
+
+    Parameters
+    ----------
+    units : Moments
+        Of m ≥ 2 independent units (added over partitions of the rows with
+        :func:`combine_moments`).
+
+    Returns
+    -------
+    ScoreTest
+        As :func:`one_sided_test` on the units themselves.
+
+    Raises
+    ------
+    ValueError
+        If m < 2.
+    """
+    m = units.n
     if m < 2:
         raise ValueError(
             f"A standard error of the scores needs at least 2 scored rows (of "
             f"nonzero weight, or groups); got {m}. Score on more rows."
         )
-    scores = z.sum(axis=0)
-    se = np.sqrt(m) * z.std(axis=0, ddof=1)
+    scores = np.asarray(units.total, dtype=np.float64)
+    se = np.sqrt(m) * np.sqrt(np.maximum(units.m2, 0.0) / (m - 1))
     # Spreads at float rounding of the scale of the terms are no spread.
-    scale = np.abs(z).max(axis=0)
+    scale = units.peak
     flat = se <= 1e-12 * np.sqrt(m) * scale
     t = scores / np.where(flat, 1.0, se)
     pvalues = stats.t.sf(np.where(flat, 0.0, t), df=m - 1)
