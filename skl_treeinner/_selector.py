@@ -36,7 +36,7 @@ from sklearn.utils.validation import (
 
 from . import _crossfit, _cutoff, _inference
 from ._crossfit import EARLY_STOPPING_FRACTION
-from ._dask import refuse_dask
+from ._dask import is_dask_collection
 from ._readers import default_estimator, reader_class
 from ._validation import (
     check_fit_input,
@@ -153,7 +153,8 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
     n_jobs : int or None, default=None
         Splits fitted in parallel (joblib). The booster of each split is given
         ``max(1, cpu_count // workers)`` threads so that the machine is not
-        oversubscribed; results do not depend on ``n_jobs``.
+        oversubscribed; results do not depend on ``n_jobs``. Not used on
+        Dask collections, where the cluster's workers fit each booster.
     verbose : int, default=0
         1: a progress bar over the splits on stderr (tqdm when installed,
         otherwise a few plain lines), advancing as splits finish, also with
@@ -251,6 +252,20 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
     feature to good effect on new rows. More held-out rows, or cross-fitting
     (every row scored once), give it more power.
 
+    *Dask.* Dask arrays and DataFrames (X, y and ``sample_weight``
+    partitioned alike) are split, fitted and scored on the cluster, never
+    collected into this process: the estimator must be a Dask booster
+    (``xgboost.dask.DaskXGBRegressor``/``DaskXGBClassifier``, LightGBM's
+    ``DaskLGBMRegressor``/``DaskLGBMClassifier``; ``None`` uses the default's
+    Dask twin), ``cv`` an int or ``None``, and ``groups`` are not supported.
+    Each partition's rows are assigned to folds (and early-stopping rows)
+    by a generator seeded from ``random_state`` and the partition's number,
+    stratified by class within the partition, so results repeat for the same
+    data in the same partitions. The statistics are the in-memory ones, from
+    per-partition sums; ``transform`` stays lazy. LightGBM's Dask estimators
+    cannot stop early (LightGBM issue #4189), so that is refused. See the
+    "Scaling out" page of the docs.
+
     *Pipelines.* Scores are computed for the booster's own input columns and
     mapped back to the input features by the names the earlier steps report
     (``get_feature_names_out``, with ``ColumnTransformer`` prefixes removed),
@@ -341,7 +356,8 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         ----------
         X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
             Features. pandas and polars frames reach the booster untouched
-            (categorical columns, NaN).
+            (categorical columns, NaN). A Dask array or DataFrame is split,
+            fitted and scored on the cluster (see Notes).
         y : array-like of shape (n_samples,)
             Target: class labels for a classifier, numbers for a regressor.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -370,7 +386,9 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
             single class, or a prefit estimator saw a different number of
             features. Nothing fitted is left behind.
         TypeError
-            If the estimator is not a supported booster.
+            If the estimator is not a supported booster, or, on Dask
+            collections, not a Dask booster (or ``cv`` is a splitter, or
+            ``groups`` are given).
         sklearn.exceptions.NotFittedError
             If ``prefit=True`` and the estimator is not fitted.
 
@@ -391,9 +409,14 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         """
         for name in _FITTED:
             self.__dict__.pop(name, None)
-        refuse_dask(X, y, sample_weight, what="TreeInnerSelector.fit")
         try:
-            self._fit(X, y, sample_weight, groups, fit_params)
+            if any(is_dask_collection(a) for a in (X, y, sample_weight)):
+                from ._dask_selector import fit_dask
+
+                fitted = fit_dask(self, X, y, sample_weight, groups, fit_params)
+                self._store(fitted, X)
+            else:
+                self._fit(X, y, sample_weight, groups, fit_params)
         except BaseException:
             for name in _FITTED:
                 self.__dict__.pop(name, None)
@@ -471,13 +494,22 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         test = _inference.one_sided_test(
             _inference.pool_rows(y.shape[0], tests, contributions, weight, groups)
         )
-        self.estimators_ = estimators
-        self.estimator_ = estimators[0]
-        self.split_scores_ = np.vstack([z.sum(axis=0) for z in contributions])
-        self.scores_ = self.split_scores_.sum(axis=0)
-        self.scores_se_ = test.se
-        self.pvalues_ = test.pvalues
-        self.n_scored_rows_ = test.n_rows
+        split_scores = np.vstack([z.sum(axis=0) for z in contributions])
+        fitted = {
+            "estimators_": estimators,
+            "estimator_": estimators[0],
+            "split_scores_": split_scores,
+            "scores_": split_scores.sum(axis=0),
+            "scores_se_": test.se,
+            "pvalues_": test.pvalues,
+            "n_scored_rows_": test.n_rows,
+        }
+        self._store(fitted, X)
+
+    def _store(self, fitted, X):
+        """Set the fitted attributes, then the ranking and the cut-off's inputs."""
+        for name, value in fitted.items():
+            setattr(self, name, value)
         self.ranking_ = _cutoff.rank(self.scores_)
         self.max_features_ = _cutoff.resolve_max_features(
             self.max_features, self.n_features_in_, X
@@ -558,7 +590,8 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         X_selected : ndarray, sparse matrix or DataFrame
             The selected columns. With ``set_output(transform="pandas")`` or
             ``"polars"`` and a data-frame X, the columns keep their dtypes
-            (categorical columns stay categorical).
+            (categorical columns stay categorical). A Dask array or DataFrame
+            gives the same, lazy and partitioned like X.
 
         Raises
         ------
@@ -588,10 +621,18 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         >>> out.shape[1], "a" in out.columns
         (2, True)
         """
+        dask_input = is_dask_collection(X)
         dense = _get_output_config("transform", estimator=self)["dense"]
-        if dense == "default" or not (is_pandas_df(X) or is_polars_df(X)):
+        if not dask_input and (
+            dense == "default" or not (is_pandas_df(X) or is_polars_df(X))
+        ):
             return super().transform(X)
-        validate_data(self, X, skip_check_array=True, reset=False)
+        if dask_input:
+            from ._dask_selector import meta
+
+            validate_data(self, meta(X), skip_check_array=True, reset=False)
+        else:
+            validate_data(self, X, skip_check_array=True, reset=False)
         mask = self.get_support()
         if not mask.any():
             warnings.warn(
@@ -600,6 +641,10 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=2,
             )
+        if dask_input:  # lazy: the same kind of collection, same partitions
+            from ._dask_selector import select_dask
+
+            return select_dask(X, mask)
         out = _safe_indexing(X, np.flatnonzero(mask), axis=1)
         if dense == "pandas" and is_polars_df(out):
             out = out.to_pandas()

@@ -1,0 +1,284 @@
+"""TreeInnerSelector on Dask collections, with Dask boosters, on a real LocalCluster.
+
+The selector's results are recomputed here without its Dask code: the rows each
+split's booster was fitted on are recorded from the booster's own ``fit``, the
+held-out rows are the rest, and ``tree_inner`` on them in memory, pooled by
+``one_sided_test``, must give the selector's scores, standard errors and
+p-values. Rows are told apart by their first feature (continuous, distinct).
+"""
+
+import numpy as np
+import pytest
+import xgboost as xgb
+
+from skl_treeinner import TreeInnerSelector, tree_inner
+from skl_treeinner._inference import one_sided_test, pool_rows
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+lgb = pytest.importorskip("lightgbm")
+import xgboost.dask as dxgb  # noqa: E402
+
+
+def _data(n=900, p=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = X[:, 0] + X[:, 1] ** 2 - 0.5 * X[:, 2] + rng.normal(size=n)
+    return X, y
+
+
+def _record_fits(monkeypatch, cls):
+    """Record, per call of ``cls.fit``, the first feature of its fit and eval rows."""
+    calls = []
+    original = cls.fit
+
+    def fit(self, X, y, **kwargs):
+        evals = kwargs.get("eval_set") or list(
+            zip(kwargs.get("eval_X") or (), kwargs.get("eval_y") or (), strict=True)
+        )
+        calls.append(
+            {
+                "fit": _keys(X),
+                "eval": [_keys(X_e) for X_e, _ in evals],
+                "weighted": kwargs.get("sample_weight") is not None,
+            }
+        )
+        return original(self, X, y, **kwargs)
+
+    monkeypatch.setattr(cls, "fit", fit)
+    return calls
+
+
+def _keys(X):
+    X = X.compute()
+    return np.asarray(X.iloc[:, 0] if hasattr(X, "iloc") else X[:, 0])
+
+
+def _expected(selector, calls, X, y, w=None, labels=None):
+    """The selector's statistics recomputed in memory from the recorded fits."""
+    key = np.asarray(X.iloc[:, 0] if hasattr(X, "iloc") else X[:, 0])
+    tests, terms = [], []
+    y_scored = y if labels is None else np.searchsorted(labels, y)
+    for est, call in zip(selector.estimators_, calls, strict=True):
+        used = np.concatenate([call["fit"], *call["eval"]])
+        test = np.flatnonzero(~np.isin(key, used))
+        rows = X.iloc[test] if hasattr(X, "iloc") else X[test]
+        terms.append(
+            tree_inner(
+                est,
+                rows,
+                y_scored[test],
+                sample_weight=None if w is None else w[test],
+                per_sample=True,
+                attribution=selector.attribution,
+            )
+        )
+        tests.append(test)
+    return tests, terms, one_sided_test(pool_rows(len(y), tests, terms, w))
+
+
+def _assert_same(selector, tests, terms, expected):
+    close = {"rtol": 1e-9, "atol": 1e-9}
+    np.testing.assert_allclose(selector.scores_, expected.scores, **close)
+    np.testing.assert_allclose(selector.scores_se_, expected.se, **close)
+    np.testing.assert_allclose(selector.pvalues_, expected.pvalues, **close)
+    np.testing.assert_allclose(
+        selector.split_scores_, np.vstack([z.sum(axis=0) for z in terms]), **close
+    )
+    assert selector.n_scored_rows_ == expected.n_rows
+
+
+def test_cross_fitting_with_weights_matches_in_memory(client, monkeypatch):
+    X, y = _data()
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=len(y))
+    w[:30] = 0.0  # rows of weight 0 are not scored
+    Xd, yd, wd = (da.from_array(a, chunks=(180,) + a.shape[1:]) for a in (X, y, w))
+    calls = _record_fits(monkeypatch, dxgb.DaskXGBRegressor)
+    est = dxgb.DaskXGBRegressor(n_estimators=20, max_depth=3, learning_rate=0.3)
+    selector = TreeInnerSelector(est, cv=3, random_state=0).fit(
+        Xd, yd, sample_weight=wd
+    )
+    assert len(calls) == 3 and all(call["weighted"] for call in calls)
+    tests, terms, expected = _expected(selector, calls, X, y, w)
+    # Cross-fitting: every row is held out by exactly one split, in folds of
+    # about equal size, and never fitted on by the split that scores it.
+    held = np.concatenate(tests)
+    assert np.array_equal(np.sort(held), np.arange(len(y)))
+    assert all(abs(t.size - len(y) / 3) < 60 for t in tests)
+    _assert_same(selector, tests, terms, expected)
+    assert expected.n_rows == len(y) - 30
+    assert all(isinstance(e, dxgb.DaskXGBRegressor) for e in selector.estimators_)
+    # The same seed and partitions give the same split; the scores follow.
+    again = TreeInnerSelector(est, cv=3, random_state=0).fit(Xd, yd, sample_weight=wd)
+    for first, second in zip(calls[:3], calls[3:], strict=True):
+        assert np.array_equal(np.sort(first["fit"]), np.sort(second["fit"]))
+    np.testing.assert_allclose(again.scores_, selector.scores_, rtol=1e-6)
+    # transform stays lazy and keeps the selected columns.
+    out = selector.transform(Xd)
+    assert isinstance(out, da.Array)
+    np.testing.assert_array_equal(out.compute(), X[:, selector.get_support()])
+
+
+def test_early_stopping_rows_come_from_the_training_part(client, monkeypatch):
+    X, y = _data(n=1000, seed=2)
+    Xd, yd = da.from_array(X, chunks=(250, 5)), da.from_array(y, chunks=250)
+    calls = _record_fits(monkeypatch, dxgb.DaskXGBRegressor)
+    est = dxgb.DaskXGBRegressor(
+        n_estimators=300, learning_rate=0.3, max_depth=3, early_stopping_rounds=3
+    )
+    selector = TreeInnerSelector(est, cv=None, random_state=3).fit(Xd, yd)
+    (call,) = calls
+    (es_rows,) = call["eval"]
+    assert np.intersect1d(es_rows, call["fit"]).size == 0
+    train = es_rows.size + call["fit"].size
+    assert abs(train - 500) < 60  # validation_fraction=0.5
+    assert abs(es_rows.size - 0.1 * train) < 25  # EARLY_STOPPING_FRACTION
+    assert selector.estimator_.best_iteration < 299  # it stopped early
+    _assert_same(selector, *_expected(selector, calls, X, y))
+
+
+def test_classes_on_dataframes_default_booster(client, monkeypatch):
+    X, y = _data(n=1200, seed=4)
+    labels = np.array(["high", "low", "mid"])[np.digitize(y, [0.5, 2.0]) % 3]
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    frame["target"] = labels
+    ddf = dd.from_pandas(frame, npartitions=4)
+    X_dd, y_dd = ddf.drop(columns="target"), ddf["target"]
+    calls = _record_fits(monkeypatch, dxgb.DaskXGBClassifier)
+    selector = TreeInnerSelector(cv=3, random_state=0).fit(X_dd, y_dd)
+    assert isinstance(selector.estimator_, dxgb.DaskXGBClassifier)
+    assert selector.estimator_.n_estimators == 400  # the default booster
+    assert list(selector.feature_names_in_) == list(X_dd.columns)
+    X_mem = frame.drop(columns="target")
+    tests, terms, expected = _expected(
+        selector, calls, X_mem, labels, labels=np.unique(labels)
+    )
+    _assert_same(selector, tests, terms, expected)
+    # Stratified: each held-out part has about the classes' overall shares.
+    share = np.unique(labels, return_counts=True)[1] / len(labels)
+    for test in tests:
+        held = np.unique(labels[test], return_counts=True)[1] / test.size
+        assert np.abs(held - share).max() < 0.03
+    out = selector.transform(X_dd)
+    assert isinstance(out, dd.DataFrame)
+    assert list(out.columns) == list(selector.get_feature_names_out())
+
+
+def test_filtered_frame_with_unknown_divisions_and_a_category(client, monkeypatch):
+    # dask-expr may move a row filter below a map_partitions; codes drawn
+    # from positions must still pair every row of X with its own y (this
+    # case once handed XGBoost parts of 204 rows of X and 220 labels).
+    X, y = _data(n=1500, seed=9)
+    rng = np.random.default_rng(9)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    frame["kind"] = pd.Categorical(rng.choice(["u", "v", "w"], size=len(y)))
+    frame["y"] = y + 2.0 * (frame["kind"] == "u")
+    frame.index = rng.permutation(len(y))
+    ddf = dd.from_pandas(frame, npartitions=5, sort=False)
+    assert not ddf.known_divisions
+    kept = ddf[ddf["f1"] > -0.5]
+    calls = _record_fits(monkeypatch, dxgb.DaskXGBRegressor)
+    selector = TreeInnerSelector(cv=3, random_state=2).fit(
+        kept.drop(columns="y"), kept["y"]
+    )
+    assert selector.estimator_.enable_categorical  # the default booster
+    local = frame[frame["f1"] > -0.5]
+    tests, terms, expected = _expected(
+        selector, calls, local.drop(columns="y"), local["y"].to_numpy()
+    )
+    assert sum(t.size for t in tests) == len(local)
+    _assert_same(selector, tests, terms, expected)
+    assert selector.get_support()[[0, 5]].all()  # f0 and kind carry y
+
+
+def test_lightgbm_dask_boosters(client, monkeypatch):
+    X, y = _data(n=800, seed=5)
+    Xd, yd = da.from_array(X, chunks=(200, 5)), da.from_array(y, chunks=200)
+    calls = _record_fits(monkeypatch, lgb.DaskLGBMRegressor)
+    est = lgb.DaskLGBMRegressor(n_estimators=15, num_leaves=7, verbose=-1)
+    selector = TreeInnerSelector(est, cv=None, random_state=0).fit(Xd, yd)
+    _assert_same(selector, *_expected(selector, calls, X, y))
+    binary = (y > 1).astype(np.int64)
+    calls = _record_fits(monkeypatch, lgb.DaskLGBMClassifier)
+    est = lgb.DaskLGBMClassifier(n_estimators=10, num_leaves=5, verbose=-1)
+    selector = TreeInnerSelector(est, cv=2, random_state=1).fit(
+        Xd, da.from_array(binary, chunks=200)
+    )
+    _assert_same(selector, *_expected(selector, calls, X, binary, labels=[0, 1]))
+    with pytest.raises(ValueError, match="cannot stop early"):
+        TreeInnerSelector(
+            lgb.DaskLGBMRegressor(n_estimators=5, early_stopping_round=2)
+        ).fit(Xd, yd)
+
+
+def test_prefit_scores_equal_the_in_memory_selector(client):
+    X, y = _data(n=700, seed=6)
+    model = xgb.XGBRegressor(n_estimators=15, max_depth=3, n_jobs=1)
+    model.fit(X[:300], y[:300])
+    memory = TreeInnerSelector(model, prefit=True).fit(X[300:], y[300:])
+    Xd = da.from_array(X[300:], chunks=(150, 5))
+    cluster = TreeInnerSelector(model, prefit=True).fit(
+        Xd, da.from_array(y[300:], chunks=150)
+    )
+    for name in ("scores_", "scores_se_", "pvalues_", "split_scores_"):
+        np.testing.assert_allclose(
+            getattr(cluster, name), getattr(memory, name), rtol=1e-9, atol=1e-12
+        )
+    assert cluster.n_scored_rows_ == memory.n_scored_rows_ == 400
+    np.testing.assert_array_equal(cluster.support_, memory.support_)
+
+
+def test_in_a_pipeline_with_a_dask_booster(client):
+    from sklearn.pipeline import make_pipeline
+
+    X, y = _data(n=600, seed=7)
+    Xd, yd = da.from_array(X, chunks=(200, 5)), da.from_array(y, chunks=200)
+    pipe = make_pipeline(
+        TreeInnerSelector(
+            dxgb.DaskXGBRegressor(n_estimators=20, max_depth=3),
+            cv=None,
+            alpha=None,
+            random_state=0,
+        ),
+        dxgb.DaskXGBRegressor(n_estimators=10, max_depth=2),
+    ).fit(Xd, yd)
+    kept = pipe[0].get_support()
+    assert kept[0] and kept[1]  # the two strongest features
+    prediction = pipe.predict(Xd)
+    assert isinstance(prediction, da.Array)
+    local = pipe[-1].get_booster().inplace_predict(X[:, kept])
+    np.testing.assert_allclose(prediction.compute(), local, rtol=1e-6)
+
+
+def test_bad_input_is_refused_and_nothing_is_left_fitted(client):
+    X, y = _data(n=300, seed=8)
+    Xd, yd = da.from_array(X, chunks=(100, 5)), da.from_array(y, chunks=100)
+    est = dxgb.DaskXGBRegressor(n_estimators=3)
+    selector = TreeInnerSelector(est)
+    with pytest.raises(TypeError, match=r"lightgbm.DaskLGBMRegressor\(\*\*"):
+        TreeInnerSelector(lgb.LGBMRegressor()).fit(Xd, yd)
+    with pytest.raises(TypeError, match="groups are not supported"):
+        selector.fit(Xd, yd, groups=np.zeros(300))
+    with pytest.raises(TypeError, match="cv must be an int"):
+        TreeInnerSelector(est, cv=[(np.arange(10), np.arange(10, 20))]).fit(Xd, yd)
+    y_nan = y.copy()
+    y_nan[5] = np.nan
+    with pytest.raises(ValueError, match="1 NaN or infinite"):
+        selector.fit(Xd, da.from_array(y_nan, chunks=100))
+    w = np.ones(300)
+    w[7] = -1.0
+    with pytest.raises(ValueError, match="sample_weight contains 1 negative"):
+        selector.fit(Xd, yd, sample_weight=da.from_array(w, chunks=100))
+    with pytest.raises(ValueError, match="partitioned alike"):
+        selector.fit(Xd, da.from_array(y, chunks=150))
+    with pytest.raises(TypeError, match="y must be a Dask collection too"):
+        selector.fit(Xd, y)
+    with pytest.raises(ValueError, match="fewer than 2 rows"):
+        classes = np.r_[np.zeros(299), 1.0].astype(np.int64)
+        TreeInnerSelector(dxgb.DaskXGBClassifier(n_estimators=2)).fit(
+            Xd, da.from_array(classes, chunks=100)
+        )
+    assert not hasattr(selector, "scores_")
+    assert not hasattr(selector, "n_features_in_")
