@@ -9,6 +9,13 @@ rows grow, since only per-leaf sums come back from the workers.
     python benchmarks/bench_dask.py                  # 1e5, 1e6, 1e7 rows x 50
     python benchmarks/bench_dask.py --quick          # seconds (CI smoke)
     python benchmarks/bench_dask.py --rows 1e6 --workers 1,2,4
+    python benchmarks/bench_dask.py --selector       # TreeInnerSelector.fit
+
+With ``--selector`` it times ``TreeInnerSelector(DaskXGBRegressor(...)).fit``
+instead (``--cv``: None for one held-out half, or k folds): the split, the
+booster's own Dask fit and the scoring pass, all on the cluster; the same fit
+on in-memory rows (``XGBRegressor``, the client's threads) is timed beside it
+up to ``--memory-rows`` rows.
 """
 
 from __future__ import annotations
@@ -61,10 +68,15 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=250_000, help="rows per partition")
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--selector", action="store_true")
+    ap.add_argument("--cv", default="None", help="None or k (with --selector)")
+    ap.add_argument("--memory-rows", type=float, default=1e6)
     args = ap.parse_args(argv)
     if args.quick:
         args.rows, args.features, args.trees, args.chunk = "2e3,8e3", 5, 10, 2000
         args.workers = "1"
+    if args.selector:
+        return _selector(args)
 
     import dask.array as da
     from distributed import Client, LocalCluster
@@ -109,6 +121,61 @@ def main(argv=None):
                     f"{rss.peak / 2**20:7.1f} MiB (+{grew:.1f} during the call)",
                     flush=True,
                 )
+
+
+def _selector(args):
+    import dask.array as da
+    import xgboost.dask as dxgb
+    from distributed import Client, LocalCluster
+
+    from skl_treeinner import TreeInnerSelector
+
+    p = args.features
+    cv = None if args.cv == "None" else int(args.cv)
+    params = {"n_estimators": args.trees, "max_depth": args.depth, "random_state": 0}
+    print(
+        f"TreeInnerSelector(cv={cv}) features={p} trees={args.trees} "
+        f"depth={args.depth} rows/partition={args.chunk} cores={os.cpu_count()} "
+        f"xgboost={xgb.__version__}"
+    )
+    for workers in _rows(args.workers):
+        with (
+            LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+            ) as cluster,
+            Client(cluster),
+        ):
+            for n in _rows(args.rows):
+                state = da.random.RandomState(2)
+                Xd = state.normal(size=(n, p), chunks=(args.chunk, p))
+                yd = Xd[:, :5].sum(axis=1) + state.normal(size=n, chunks=args.chunk)
+                selector = TreeInnerSelector(
+                    dxgb.DaskXGBRegressor(**params), cv=cv, random_state=0
+                )
+                with _PeakRSS() as rss:
+                    t0 = time.perf_counter()
+                    selector.fit(Xd, yd)
+                    seconds = time.perf_counter() - t0
+                assert selector.get_support()[:5].all()
+                grew = (rss.peak - rss.start) / 2**20
+                line = (
+                    f"workers={workers} rows={n:>9}  {seconds:8.2f}s  "
+                    f"{n / seconds:10,.0f} rows/s  client RSS +{grew:.1f} MiB"
+                )
+                if n <= args.memory_rows:
+                    X, y = (a.compute() for a in (Xd, yd))
+                    memory = TreeInnerSelector(
+                        xgb.XGBRegressor(**params, n_jobs=workers),
+                        cv=cv,
+                        random_state=0,
+                    )
+                    t0 = time.perf_counter()
+                    memory.fit(X, y)
+                    line += f"  (in memory: {time.perf_counter() - t0:.2f}s)"
+                print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -105,3 +105,10 @@ def test_dask_benchmark_quick():
     pytest.importorskip("distributed")
     stdout = run("benchmarks/bench_dask.py", "--quick")
     assert "workers=1 rows=     8000" in stdout and "rows/s" in stdout
+
+
+def test_dask_selector_benchmark_quick():
+    pytest.importorskip("distributed")
+    stdout = run("benchmarks/bench_dask.py", "--quick", "--selector", "--cv", "2")
+    assert "TreeInnerSelector(cv=2)" in stdout
+    assert "workers=1 rows=     8000" in stdout and "(in memory:" in stdout
