@@ -300,10 +300,9 @@ def _check_fit_params(fit_params):
     for key, value in fit_params.items():
         if key.startswith("eval_") or key == "sample_weight_eval_set":
             continue
+        # Arrays and collections are per row; lists (callbacks) are not.
         dask_collection = getattr(value, "__dask_graph__", None) is not None
-        if dask_collection or (
-            hasattr(value, "__len__") and not isinstance(value, str | bytes | dict)
-        ):
+        if dask_collection or len(getattr(value, "shape", ())) >= 1:
             raise TypeError(
                 f"Fit parameter {key!r} looks row-aligned; on Dask collections "
                 "only sample_weight (and eval sets, passed on untouched) can be "

@@ -198,7 +198,11 @@ def test_lightgbm_dask_boosters(client, monkeypatch):
     Xd, yd = da.from_array(X, chunks=(200, 5)), da.from_array(y, chunks=200)
     calls = _record_fits(monkeypatch, lgb.DaskLGBMRegressor)
     est = lgb.DaskLGBMRegressor(n_estimators=15, num_leaves=7, verbose=-1)
-    selector = TreeInnerSelector(est, cv=None, random_state=0).fit(Xd, yd)
+    selector = TreeInnerSelector(est, cv=None, random_state=0).fit(
+        Xd,
+        yd,
+        callbacks=[lgb.log_evaluation(period=0)],  # passed on, not split
+    )
     _assert_same(selector, *_expected(selector, calls, X, y))
     binary = (y > 1).astype(np.int64)
     calls = _record_fits(monkeypatch, lgb.DaskLGBMClassifier)
@@ -261,6 +265,8 @@ def test_bad_input_is_refused_and_nothing_is_left_fitted(client):
         TreeInnerSelector(lgb.LGBMRegressor()).fit(Xd, yd)
     with pytest.raises(TypeError, match="groups are not supported"):
         selector.fit(Xd, yd, groups=np.zeros(300))
+    with pytest.raises(TypeError, match="'base_margin' looks row-aligned"):
+        selector.fit(Xd, yd, base_margin=da.zeros(300, chunks=100))
     with pytest.raises(TypeError, match="cv must be an int"):
         TreeInnerSelector(est, cv=[(np.arange(10), np.arange(10, 20))]).fit(Xd, yd)
     y_nan = y.copy()
