@@ -21,6 +21,7 @@ up to ``--memory-rows`` rows.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import threading
 import time
@@ -55,6 +56,23 @@ class _PeakRSS:
         self.peak = max(self.peak, self._proc.memory_info().rss)
 
 
+@contextlib.contextmanager
+def _cluster(workers):
+    """A LocalCluster of ``workers`` processes of one thread, and its client."""
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
 def _rows(text):
     return [int(float(v)) for v in text.split(",")]
 
@@ -79,7 +97,6 @@ def main(argv=None):
         return _selector(args)
 
     import dask.array as da
-    from distributed import Client, LocalCluster
 
     p = args.features
     rng = np.random.default_rng(0)
@@ -93,15 +110,7 @@ def main(argv=None):
         f"rows/partition={args.chunk} cores={os.cpu_count()} xgboost={xgb.__version__}"
     )
     for workers in _rows(args.workers):
-        with (
-            LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-            ) as cluster,
-            Client(cluster),
-        ):
+        with _cluster(workers):
             # One small call first: imports and compilation on the workers.
             Xw = da.random.RandomState(1).normal(size=(2000, p), chunks=(1000, p))
             tree_inner(model, Xw, Xw[:, :5].sum(axis=1))
@@ -126,7 +135,6 @@ def main(argv=None):
 def _selector(args):
     import dask.array as da
     import xgboost.dask as dxgb
-    from distributed import Client, LocalCluster
 
     from skl_treeinner import TreeInnerSelector
 
@@ -139,15 +147,7 @@ def _selector(args):
         f"xgboost={xgb.__version__}"
     )
     for workers in _rows(args.workers):
-        with (
-            LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-            ) as cluster,
-            Client(cluster),
-        ):
+        with _cluster(workers):
             for n in _rows(args.rows):
                 state = da.random.RandomState(2)
                 Xd = state.normal(size=(n, p), chunks=(args.chunk, p))
