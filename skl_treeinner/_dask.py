@@ -86,16 +86,20 @@ def _partitions(obj, what):
     return list(blocks), [float("nan")] * len(blocks)
 
 
-def _aligned(X, y, w):
-    x_parts, lengths = _partitions(X, "X")
-    y_parts, y_lengths = _partitions(y, "y")
-    w_parts, w_lengths = _partitions(w, "sample_weight")
-    for obj, parts, other, what in (
-        (y, y_parts, y_lengths, "y"),
-        (w, w_parts, w_lengths, "sample_weight"),
-    ):
-        if parts is None:
+#: Column names under which y and the weights travel with X's partitions.
+_Y, _W = "__skl_treeinner_y__", "__skl_treeinner_w__"
+
+
+def _check_kinds(X, y, w):
+    for obj, what in ((y, "y"), (w, "sample_weight")):
+        if obj is None:
             continue
+        if not is_dask_collection(obj):
+            raise TypeError(
+                f"{what} must be a Dask collection too when X is one (got "
+                f"{type(obj).__name__}); make it one with dask.array.from_array "
+                "or dask.dataframe.from_pandas, partitioned like X."
+            )
         if _is_array(obj) != _is_array(X):
             # Rows of a DataFrame and of an array are paired by position only,
             # and a DataFrame's partition lengths are unknown: refuse the mix.
@@ -105,23 +109,94 @@ def _aligned(X, y, w):
                 "would be paired by position across partitions whose lengths are "
                 "not known. Take both from one DataFrame, or both as arrays."
             )
-        if not _is_array(X) and None not in (
-            getattr(X, "divisions", (None,))[0],
-            getattr(obj, "divisions", (None,))[0],
-        ):
-            if tuple(X.divisions) != tuple(obj.divisions):
-                raise ValueError(
-                    f"X and {what} must be partitioned alike: their index "
-                    "divisions differ. Take both from one DataFrame."
-                )
+        if not _is_array(obj) and getattr(obj, "ndim", 1) != 1:
+            raise TypeError(
+                f"{what} must be a Dask Series, not a DataFrame; take one column."
+            )
+
+
+def _check_categories(X):
+    """Refuse categorical columns whose categories Dask does not know."""
+    import pandas as pd
+
+    for name in X.columns:
+        dtype = X._meta[name].dtype
+        if isinstance(dtype, pd.CategoricalDtype) and not X[name].cat.known:
+            raise ValueError(
+                f"Column {name!r} of X is categorical, but its categories are not "
+                "known (e.g. after .astype('category')), so every partition may "
+                "encode them differently. Call X = X.categorize(columns="
+                f"[{name!r}]) first."
+            )
+
+
+def _take_column(part, name):
+    return part[name]
+
+
+def _take_columns(part, names):
+    return part[names]
+
+
+def _aligned(X, y, w):
+    """X's, y's and the weights' row partitions (delayed), paired, and lengths.
+
+    Arrays are paired by their row chunks, which must match. A DataFrame
+    travels with y and the weights as columns of one frame (aligned by index,
+    as Dask aligns them), so that its partitions stay paired whatever the
+    graph optimiser does: taken apart, dask-expr may merge the partitions of a
+    one-column y read from parquet but not X's.
+    """
+    _check_kinds(X, y, w)
+    if not _is_array(X):
+        _check_categories(X)
+        if y is None and w is None:
+            parts, _ = _partitions(X, "X")
+            return (
+                parts,
+                [None] * len(parts),
+                [None] * len(parts),
+                [float("nan")] * len(parts),
+            )
+        import dask
+
+        extra = {_Y: y} if y is not None else {}
+        if w is not None:
+            extra[_W] = w
+        try:
+            frame = X.assign(**extra)
+        except (ValueError, NotImplementedError) as e:
+            raise ValueError(
+                "X, y and sample_weight must be partitioned alike (Dask cannot "
+                f"align them: {e}). Take them from one DataFrame."
+            ) from e
+        parts = frame.to_delayed()
+        columns = list(X.columns)
+        x_parts = [dask.delayed(_take_columns)(p, columns) for p in parts]
+        y_parts = [
+            None if y is None else dask.delayed(_take_column)(p, _Y) for p in parts
+        ]
+        w_parts = [
+            None if w is None else dask.delayed(_take_column)(p, _W) for p in parts
+        ]
+        return x_parts, y_parts, w_parts, [float("nan")] * len(parts)
+    x_parts, lengths = _partitions(X, "X")
+    y_parts, y_lengths = _partitions(y, "y")
+    w_parts, w_lengths = _partitions(w, "sample_weight")
+    for parts, other, what in (
+        (y_parts, y_lengths, "y"),
+        (w_parts, w_lengths, "sample_weight"),
+    ):
+        if parts is None:
+            continue
         same = all(a == b for a, b in zip(lengths, other, strict=False) if a == a)
         if len(parts) != len(x_parts) or not same:
             raise ValueError(
                 f"X and {what} must be partitioned alike: X has {len(x_parts)} "
                 f"partitions, {what} {len(parts)}"
                 + ("" if same else ", of other lengths")
-                + ". Rechunk one like the other (dask.array: .rechunk(X.chunks[0]); "
-                "dask.dataframe: take both from one DataFrame)."
+                + ". Rechunk one like the other (dask.array: "
+                ".rechunk(X.chunks[0]))."
             )
     if w_parts is None:
         w_parts = [None] * len(x_parts)

@@ -1,33 +1,31 @@
 """TreeInnerSelector on Dask collections: split, fit and score on the cluster.
 
 The in-memory selector indexes rows; a Dask collection has no cheap row index,
-so the rows are *labelled* instead. Every row gets a code: the split that holds
-it out (its fold) and whether it is one of the rows set aside for early
-stopping. A partition's codes are drawn from a generator seeded by ``(seed,
-partition number)``, stratified by class within the partition, so they are
-reproducible for the same data in the same partitions, and the same codes serve
-every split:
+so the rows are *labelled* instead (:class:`_Codes`). Every row gets a fold, the
+split that holds it out, drawn per partition from a generator seeded by
+``(seed, partition number)`` and stratified by class within the partition, so
+the folds are reproducible for the same data in the same partitions. Split j
+fits on the rows whose fold is not j (``cv=None``: fold 0 is held out, fold 1
+fitted on), less the rows it sets aside for early stopping, drawn for that
+split from a generator seeded by the partition and j; it is fitted by the
+booster's own Dask ``fit`` and scored on the rows of fold j.
 
-- split j fits on the rows whose fold is not j and that are not set aside,
-  with the booster's own Dask ``fit``;
-- it stops early on the set-aside rows whose fold is not j;
-- it is scored on the rows whose fold is j (``cv=None``: fold 0 is the
-  held-out part, fold 1 the training part).
-
-The codes are never a collection of their own: every task that needs them (the
+The folds are never a collection of their own: every task that needs them (the
 row count, the selection of a split's rows, the scoring) draws them again from
 its partition of y and the partition's number, fixed when the graph is built.
-A code column filtered against X by Dask's own masks would not be safe:
-dask-expr may move a filter below a ``map_partitions`` and so draw the codes of
+A fold column filtered against X by Dask's own masks would not be safe:
+dask-expr may move a filter below a ``map_partitions`` and so draw the folds of
 X's rows and y's rows from different rows (measured: a filtered DataFrame gave
-X and y parts of 204 and 220 rows).
+X and y parts of 204 and 220 rows). For the same reason X, y and the weights
+of a DataFrame travel as one frame (``_dask._aligned``).
 
 Only small things come to the client: the class labels, a table of rows per
-fold and class (checked as the in-memory splitters would), the fitted models,
-and from the scoring pass, per split, the :class:`~skl_treeinner._inference.Moments`
-of the per-row terms (count, sums, squared deviations): the scores, their
-standard errors and p-values follow exactly. The scoring pass reads every
-partition once and scores each row with the model of its fold.
+split, role and class (checked as the in-memory splitters would), the fitted
+models, and from the scoring pass, per split, the
+:class:`~skl_treeinner._inference.Moments` of the per-row terms (count, sums,
+squared deviations): the scores, their standard errors and p-values follow
+exactly. The scoring pass reads every partition once and scores each row with
+the model of its fold.
 """
 
 from __future__ import annotations
@@ -95,36 +93,59 @@ def select_dask(X, mask):
 
 
 # -- which rows ------------------------------------------------------------------
-def _codes(y, number, *, seed, n_folds, test_fraction, es_fraction, stratify):
-    """Fold and early-stopping flag of one partition's rows: ``2 * fold + flag``.
+def _strata(values, stratify):
+    if not stratify:
+        return [np.arange(values.shape[0])]
+    return [np.flatnonzero(values == v) for v in np.unique(values)]
 
-    ``n_folds`` folds of about equal size (``cv=k``), or ``n_folds=None``: fold
-    0 (held out) for about ``test_fraction`` of the rows, fold 1 for the rest.
-    Of the rows that may be fitted on, about ``es_fraction`` get the flag.
-    Within each stratum (class, or all rows) the counts are rounded at random
-    so that every fold gets its share in expectation, however small the
-    partitions.
+
+def _share(rng, rows, fraction):
+    """About ``fraction`` of ``rows``, drawn at random, rounded at random."""
+    count = int(np.floor(fraction * rows.size + rng.random()))
+    return rows[rng.permutation(rows.size)[:count]]
+
+
+class _Codes:
+    """Which split holds out each row of one partition, and which rows stop early.
+
+    ``fold[i]``: the split that scores row i (``cv=k``: k folds of about
+    equal size; ``n_folds=None``: fold 0, about ``test_fraction`` of the rows,
+    is held out and fold 1 fitted on). ``stopping(j)``: the rows split j sets
+    aside from its training part for early stopping, about ``es_fraction`` of
+    them, drawn for each split on its own (as the in-memory selector does).
+    Every draw comes from a generator seeded by ``(seed, partition number)``
+    (and the split), within each stratum (class, or all rows), with counts
+    rounded at random so that every fold gets its share in expectation
+    however small the partitions.
     """
-    values = np.asarray(y)
-    rng = np.random.default_rng([seed, number])
-    n = values.shape[0]
-    fold = np.ones(n, dtype=np.int16)
-    flag = np.zeros(n, dtype=np.int16)
-    strata = np.unique(values) if stratify else [None]
-    for value in strata:
-        rows = np.arange(n) if value is None else np.flatnonzero(values == value)
-        rows = rows[rng.permutation(rows.size)]
-        if n_folds:
-            fold[rows] = (np.arange(rows.size) + rng.integers(n_folds)) % n_folds
-            fittable = rows[rng.permutation(rows.size)]
-        else:
-            n_test = int(np.floor(test_fraction * rows.size + rng.random()))
-            fold[rows[:n_test]] = 0
-            fittable = rows[n_test:]
-        if es_fraction:
-            n_es = int(np.floor(es_fraction * fittable.size + rng.random()))
-            flag[fittable[:n_es]] = 1
-    return 2 * fold + flag
+
+    def __init__(
+        self, y, number, *, seed, n_folds, test_fraction, es_fraction, stratify
+    ):
+        values = np.asarray(y)
+        rng = np.random.default_rng([seed, number])
+        self.fold = np.ones(values.shape[0], dtype=np.int64)
+        for rows in _strata(values, stratify):
+            rows = rows[rng.permutation(rows.size)]
+            if n_folds:
+                self.fold[rows] = (
+                    np.arange(rows.size) + rng.integers(n_folds)
+                ) % n_folds
+            else:
+                self.fold[_share(rng, rows, test_fraction)] = 0
+        self._values, self._stratify = values, stratify
+        self._seed, self._number, self._es_fraction = seed, number, es_fraction
+
+    def stopping(self, j) -> np.ndarray:
+        """Boolean mask of the rows split j stops early on."""
+        mask = np.zeros(self.fold.shape[0], dtype=bool)
+        if not self._es_fraction:
+            return mask
+        rng = np.random.default_rng([self._seed, self._number, j + 1])
+        training = self.fold != j
+        for rows in _strata(self._values, self._stratify):
+            mask[_share(rng, rows[training[rows]], self._es_fraction)] = True
+        return mask
 
 
 class _Rows:
@@ -132,7 +153,7 @@ class _Rows:
 
     ``labels``: the sorted class labels when y is encoded to 0..K-1 (a
     classifier the selector fits), else ``None``. ``draw``: the keyword
-    arguments of :func:`_codes` but the partition's number.
+    arguments of :class:`_Codes` but the partition's number.
     """
 
     def __init__(self, X, y, w, *, labels, draw):
@@ -157,16 +178,39 @@ class _Rows:
 
 
 def _with_codes(func, X, y, w, number, labels, draw, *args):
+    if len(y) != len(X) or (w is not None and len(w) != len(X)):
+        raise ValueError(
+            f"Partition {number} holds {len(X)} rows of X but {len(y)} of y"
+            + ("" if w is None else f" and {len(w)} of sample_weight")
+            + "; X, y and sample_weight must be partitioned alike (take them "
+            "from one DataFrame, or rechunk the arrays alike)."
+        )
     if labels is not None:
         index = np.searchsorted(labels, np.asarray(y)).astype(np.int64)
         if hasattr(y, "index"):  # a pandas Series keeps its index and name
             index = type(y)(index, index=y.index, name=y.name)
         y = index
-    return func(X, y, w, _codes(y, number, **draw), *args)
+    return func(X, y, w, _Codes(y, number, **draw), *args)
 
 
 def _unique(*parts):
-    return np.unique(np.concatenate([np.unique(np.asarray(p)) for p in parts]))
+    """Sorted distinct labels of partitions of y; missing labels are refused."""
+    values = [np.asarray(p) for p in parts]
+    for v in values:
+        if v.dtype.kind in "fc":
+            missing = int(np.isnan(v).sum())
+        elif v.dtype.kind == "O":
+            import pandas as pd  # a Dask DataFrame's dependency
+
+            missing = int(pd.isna(v).sum())
+        else:
+            missing = 0
+        if missing:
+            raise ValueError(
+                f"y contains {missing} missing class label(s) (NaN or None); "
+                "drop those rows or give them a label before fitting."
+            )
+    return np.unique(np.concatenate([np.unique(v) for v in values]))
 
 
 def _class_labels(dask, y):
@@ -176,19 +220,25 @@ def _class_labels(dask, y):
     return _tree_reduce(dask, [dask.delayed(_unique)(p) for p in parts], _unique)
 
 
-def _partition_summary(X, y, w, code, n_classes, n_codes):
-    """Rows per (code, class), nonzero-weight rows per code, and bad values."""
+def _partition_summary(X, y, w, codes, n_classes, n_splits):
+    """Rows per split, role and class; scored rows of nonzero weight; bad values.
+
+    Roles: 0 held out, 1 fitted on, 2 set aside for early stopping. Rows of a
+    fold beyond ``n_splits`` (``cv=None``'s training fold) are only fitted on.
+    """
     y = np.asarray(y)
-    code = code.astype(np.int64)
     cls = y.astype(np.int64) if n_classes > 1 else np.zeros(y.shape[0], np.int64)
-    counts = np.bincount(code * n_classes + cls, minlength=n_codes * n_classes)
+    counts = np.zeros((n_splits, 3, n_classes), dtype=np.int64)
+    for j in range(n_splits):
+        role = np.where(codes.fold == j, 0, np.where(codes.stopping(j), 2, 1))
+        np.add.at(counts[j], (role, cls), 1)
     bad_y = int(np.count_nonzero(~np.isfinite(y))) if y.dtype.kind in "fc" else 0
+    held = codes.fold < n_splits
     if w is None:
-        return counts, np.bincount(code, minlength=n_codes), bad_y, 0
+        return counts, int(held.sum()), bad_y, 0
     w = np.asarray(w, dtype=np.float64)
     bad_w = int(np.count_nonzero(~np.isfinite(w) | (w < 0)))
-    weighted = np.bincount(code[w != 0], minlength=n_codes)
-    return counts, weighted, bad_y, bad_w
+    return counts, int((held & (w != 0)).sum()), bad_y, bad_w
 
 
 def _add_summaries(*parts):
@@ -206,17 +256,16 @@ def _tree_reduce(dask, tasks, add):
     return total
 
 
-def _check_rows(counts, weighted, *, n_splits, labels, what, prefit=False):
+def _check_rows(counts, scored, *, labels, what, prefit=False):
     """Refuse splits the in-memory selector would refuse, from the row table.
 
-    ``counts`` has shape (n_codes, n_classes), ``weighted`` (n_codes,): rows
-    per code (``2 * fold + flag``) and class, and rows of nonzero weight.
+    ``counts`` has shape (n_splits, 3, n_classes): rows per split, role (held
+    out, fitted on, stopping early) and class; ``scored``: held-out rows of
+    nonzero weight, over all splits.
     """
-    n_folds = counts.shape[0] // 2
-    per_fold = counts.reshape(n_folds, 2, -1)  # fold, flag, class
     classifier = labels is not None
     if classifier:
-        single = np.flatnonzero(counts.sum(axis=0) < 2)
+        single = np.flatnonzero(counts[0].sum(axis=0) < 2)
         if single.size:
             raise ValueError(
                 f"Cannot split the rows as {what} asks: class(es) "
@@ -224,9 +273,7 @@ def _check_rows(counts, weighted, *, n_splits, labels, what, prefit=False):
                 "every class needs a row to fit on and one to score on. Drop or "
                 "merge the rarest classes."
             )
-    for j in range(n_splits):
-        test = per_fold[j].sum(axis=0)
-        fit = np.delete(per_fold, j, axis=0)[:, 0].sum(axis=0)
+    for j, (test, fit, _) in enumerate(counts):
         if test.sum() < MIN_SPLIT_ROWS:
             raise ValueError(
                 f"Split {j} would score on {int(test.sum())} held-out row(s); "
@@ -255,7 +302,6 @@ def _check_rows(counts, weighted, *, n_splits, labels, what, prefit=False):
                 "class. Pass more rows per class, fewer splits, or turn early "
                 "stopping off."
             )
-    scored = int(weighted.reshape(n_folds, 2)[:n_splits].sum())
     if scored < MIN_SCORING_ROWS:
         raise ValueError(
             f"The scores would come from {scored} held-out row(s) of nonzero "
@@ -311,9 +357,10 @@ def _check_fit_params(fit_params):
             )
 
 
-def _take(X, y, w, code, j, flag):
-    """Take the rows of a partition that split j fits on (flag 0) or stops on (1)."""
-    rows = np.flatnonzero((code // 2 != j) & (code % 2 == flag))
+def _take(X, y, w, codes, j, stop):
+    """Take the rows of a partition that split j fits on, or stops early on."""
+    stopping = codes.stopping(j)
+    rows = np.flatnonzero((codes.fold != j) & (stopping if stop else ~stopping))
     take = None if w is None else _safe_indexing(w, rows)
     return _safe_indexing(X, rows), _safe_indexing(y, rows), take
 
@@ -343,9 +390,9 @@ def _collection(parts, like):
     return dd.from_delayed(parts, meta=like, verify_meta=False)
 
 
-def _rows_of(dask, rows, j, flag):
-    """Lazy X, y and weights of split j's fitting (flag 0) or stopping rows."""
-    taken = rows.tasks(dask, _take, j, flag)
+def _rows_of(dask, rows, j, stop):
+    """Lazy X, y and weights of split j's fitting or early-stopping rows."""
+    taken = rows.tasks(dask, _take, j, stop)
     X = _collection([t[0] for t in taken], _meta_of(rows.X))
     y = _collection([t[1] for t in taken], _meta_of(rows.y, rows.labels is not None))
     w = None if rows.w is None else _collection([t[2] for t in taken], _meta_of(rows.w))
@@ -354,12 +401,12 @@ def _rows_of(dask, rows, j, flag):
 
 def _fit_split(dask, est, rows, j, *, plan_params, es_reader, weighted):
     """Fit ``est`` with its own Dask ``fit`` on split j's rows (all lazy)."""
-    X, y, w = _rows_of(dask, rows, j, 0)
+    X, y, w = _rows_of(dask, rows, j, False)
     params = dict(plan_params)
     if weighted:
         params["sample_weight"] = w
     if es_reader is not None:
-        X_es, y_es, w_es = _rows_of(dask, rows, j, 1)
+        X_es, y_es, w_es = _rows_of(dask, rows, j, True)
         params.update(
             es_reader.early_stopping_fit_params(
                 est,
@@ -374,10 +421,10 @@ def _fit_split(dask, est, rows, j, *, plan_params, es_reader, weighted):
 
 
 # -- scoring -----------------------------------------------------------------------
-def _partition_moments(X, y, w, code, readers, what):
+def _partition_moments(X, y, w, codes, readers, what):
     """Per split: the :class:`Moments` of the per-row terms of its held-out rows."""
     n_features = readers[0].ensemble.n_features
-    fold = code // 2
+    fold = codes.fold
     out = []
     for j, reader in enumerate(readers):
         rows = np.flatnonzero(fold == j)
@@ -490,7 +537,7 @@ def fit_dask(selector, X, y, sample_weight, groups, fit_params):
         from ._validation import check_prefit
 
         check_prefit(selector, base)
-        n_splits, holdout, what = 1, True, "prefit=True"
+        n_splits, what = 1, "prefit=True"
         draw = {"n_folds": None, "test_fraction": 1.0}
     else:
         plan, _ = _crossfit.make_plan(
@@ -539,10 +586,9 @@ def fit_dask(selector, X, y, sample_weight, groups, fit_params):
     )
     rows = _Rows(X, y, sample_weight, labels=labels, draw=draw)
 
-    n_codes = 2 * (2 if holdout else n_splits)
-    counts, weighted, bad_y, bad_w = _tree_reduce(
+    counts, scored, bad_y, bad_w = _tree_reduce(
         dask,
-        rows.tasks(dask, _partition_summary, n_classes, n_codes),
+        rows.tasks(dask, _partition_summary, n_classes, n_splits),
         _add_summaries,
     )
     if bad_y:
@@ -556,9 +602,8 @@ def fit_dask(selector, X, y, sample_weight, groups, fit_params):
             "value(s); weights must be finite and non-negative."
         )
     _check_rows(
-        counts.reshape(n_codes, n_classes),
-        weighted,
-        n_splits=n_splits,
+        counts,
+        int(scored),
         labels=labels,
         what=what,
         prefit=selector.prefit,
@@ -610,6 +655,10 @@ def _fit_all(dask, selector, base, rows, n_splits, **split_kwargs):
     for j in bar:
         start = time.perf_counter()
         estimators.append(_fit_split(dask, clone(base), rows, j, **split_kwargs))
+        if j == 0:
+            # A model the readers refuse (an objective, dart) fails here,
+            # before the other splits are fitted.
+            read_model(estimators[0])
         if selector.verbose > 1:
             _crossfit._write(
                 bar,

@@ -10,6 +10,7 @@ knows a boosting library: that is the reader registry's job.
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
 from numbers import Integral
 
@@ -727,3 +728,28 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
             tags.input_tags.sparse = inner.sparse
             tags.input_tags.categorical = inner.categorical
         return tags
+
+
+def _dask_passthrough(method):
+    """Keep a Dask result of ``method`` lazy under ``set_output``.
+
+    scikit-learn wraps ``transform`` and ``fit_transform`` so that their
+    output becomes the configured container (``pd.DataFrame(result)``), which
+    would compute a Dask collection into this process. For Dask input the
+    unwrapped method runs instead: its result is already the kind of
+    collection it was given.
+    """
+    inner = method.__wrapped__
+
+    @functools.wraps(inner)
+    def passthrough(self, X, *args, **kwargs):
+        if is_dask_collection(X):
+            return inner(self, X, *args, **kwargs)
+        return method(self, X, *args, **kwargs)
+
+    passthrough.__wrapped__ = inner
+    return passthrough
+
+
+TreeInnerSelector.transform = _dask_passthrough(TreeInnerSelector.transform)
+TreeInnerSelector.fit_transform = _dask_passthrough(TreeInnerSelector.fit_transform)

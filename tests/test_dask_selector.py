@@ -137,6 +137,14 @@ def test_early_stopping_rows_come_from_the_training_part(client, monkeypatch):
     assert abs(es_rows.size - 0.1 * train) < 25  # EARLY_STOPPING_FRACTION
     assert selector.estimator_.best_iteration < 299  # it stopped early
     _assert_same(selector, *_expected(selector, calls, X, y))
+    # Under cross-fitting every split draws its own early-stopping rows.
+    calls.clear()
+    selector = TreeInnerSelector(est, cv=3, random_state=3).fit(Xd, yd)
+    stops = [call["eval"][0] for call in calls]
+    for stop, call in zip(stops, calls, strict=True):
+        assert np.intersect1d(stop, call["fit"]).size == 0
+    assert np.intersect1d(stops[0], stops[1]).size < 0.5 * stops[0].size
+    _assert_same(selector, *_expected(selector, calls, X, y))
 
 
 def test_classes_on_dataframes_default_booster(client, monkeypatch):
@@ -288,3 +296,35 @@ def test_bad_input_is_refused_and_nothing_is_left_fitted(client):
         )
     assert not hasattr(selector, "scores_")
     assert not hasattr(selector, "n_features_in_")
+
+
+def test_parquet_frames_set_output_and_misaligned_targets(client, tmp_path):
+    # Read from parquet, dask-expr merges the partitions of a one-column
+    # projection (y) but not X's; X and y travel as one frame instead.
+    pytest.importorskip("pyarrow")
+    X, y = _data(n=800, seed=10)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    frame["target"] = y
+    dd.from_pandas(frame, npartitions=8).to_parquet(tmp_path / "rows")
+    rows = dd.read_parquet(tmp_path / "rows")
+    X_dd, y_dd = rows.drop(columns="target"), rows["target"]
+    assert y_dd.optimize().npartitions < X_dd.optimize().npartitions
+    est = dxgb.DaskXGBRegressor(n_estimators=10, max_depth=3)
+    selector = TreeInnerSelector(est, cv=2, random_state=0, alpha=None)
+    selector.set_output(transform="pandas")
+    out = selector.fit_transform(X_dd, y_dd)
+    assert isinstance(out, dd.DataFrame)  # lazy, not computed into pandas
+    assert isinstance(selector.transform(X_dd), dd.DataFrame)
+    assert isinstance(selector.transform(da.from_array(X, chunks=(200, 5))), da.Array)
+    assert selector.get_support()[0]
+    # y with rows dropped is aligned by index, not paired by position.
+    kept = rows["target"].where(rows["f1"] > -1.2).dropna()
+    dropped = int((frame["f1"] <= -1.2).sum())
+    with pytest.raises(ValueError, match=f"y contains {dropped} NaN"):
+        TreeInnerSelector(est).fit(X_dd, kept)
+    labels = pd.Series(np.where(y > 1, "yes", None))
+    with pytest.raises(ValueError, match="missing class label"):
+        TreeInnerSelector(dxgb.DaskXGBClassifier(n_estimators=2)).fit(
+            dd.from_pandas(frame.drop(columns="target"), npartitions=4),
+            dd.from_pandas(labels, npartitions=4),
+        )
