@@ -100,6 +100,37 @@ def _lightgbm(args, X, y):
     return model, leaf, contribs, threads, lgb.__version__
 
 
+def _catboost(args, X, y):
+    import catboost as cb
+
+    model = cb.CatBoostRegressor(
+        iterations=args.trees,
+        depth=args.depth,
+        learning_rate=0.1,
+        random_seed=0,
+        verbose=0,
+        allow_writing_files=False,
+    ).fit(X, y)
+
+    # A fitted CatBoost model's thread_count cannot change; it was left at -1
+    # (all cores), so the reader follows the OpenMP limit main() sets, and
+    # CatBoost's own routines are given the same count.
+    count = {"threads": -1}
+
+    def threads(n):
+        count["threads"] = n
+
+    def leaf(X):
+        model.calc_leaf_indexes(X, thread_count=count["threads"])
+
+    def contribs(X):
+        model.get_feature_importance(
+            cb.Pool(X), type="ShapValues", thread_count=count["threads"]
+        )
+
+    return model, leaf, contribs, threads, cb.__version__
+
+
 def _sklearn(estimator):
     def build(args, X, y):
         import shap
@@ -140,6 +171,7 @@ def _gb(args):
 BACKENDS = {
     "xgboost": _xgboost,
     "lightgbm": _lightgbm,
+    "catboost": _catboost,
     "hgb": _sklearn(_hgb),
     "gb": _sklearn(_gb),
 }

@@ -255,8 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--estimator",
         choices=tuple(ESTIMATORS),
         default="xgboost",
-        help="the booster: xgboost (default), lightgbm or hgb (scikit-learn's "
-        "HistGradientBoosting)",
+        help="the booster: xgboost (default), lightgbm, catboost or hgb "
+        "(scikit-learn's HistGradientBoosting)",
     )
     model.add_argument(
         "--n-estimators",

@@ -53,6 +53,7 @@ __all__ = [
     "CrossFitPlan",
     "SplitJob",
     "check_supported",
+    "clone_estimator",
     "is_classifier",
     "early_stopping_reader",
     "final_step",
@@ -545,6 +546,24 @@ def score_features(
     return tree_inner(final_step(est), X, y, **kwargs)
 
 
+def clone_estimator(estimator):
+    """``sklearn.base.clone``, or an unfitted copy where a booster breaks clone.
+
+    CatBoost 1.2.10 returns copies of list parameters (``cat_features``) from
+    ``get_params``, which ``clone``'s identity check refuses (catboost issue
+    #3078); an unfitted copy with the same parameters is then made with
+    ``copy.deepcopy`` (fitting resets a CatBoost model).
+    """
+    try:
+        return clone(estimator)
+    except RuntimeError as e:
+        if "Cannot clone object" not in str(e):
+            raise
+        import copy
+
+        return copy.deepcopy(estimator)
+
+
 def _set_threads(est, threads):
     final = final_step(est)
     params = final.get_params(deep=False)
@@ -561,7 +580,9 @@ def fit_and_score(plan: CrossFitPlan, job: SplitJob):
     on its held-out rows (n_test, n_features) and the seconds it took.
     """
     start = time.perf_counter()
-    est = clone(plan.estimator)
+    est = clone_estimator(plan.estimator)
+    if final_step(est) is est:  # X reaches the booster as given
+        reader_class(est).prepare_estimator(est, plan.X)
     if plan.threads is not None:
         _set_threads(est, plan.threads)
     w_test = None if plan.sample_weight is None else plan.sample_weight[job.test]

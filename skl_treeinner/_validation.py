@@ -148,7 +148,7 @@ def check_fit_input(estimator, X, y, sample_weight, *, reader=None):
                 "features to score."
             )
         if reader is not None:
-            check_frame_columns(X)
+            check_frame_columns(X, text=reader.accepts_text_columns)
         validate_data(estimator, X, skip_check_array=True, reset=True)
     else:
         X = validate_data(
@@ -301,12 +301,13 @@ def _float_values(column):
     return column.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def check_frame_columns(X) -> None:
+def check_frame_columns(X, *, text=False) -> None:
     """Refuse data-frame columns that no booster takes, saying how to convert them.
 
     Dates and times must become numbers; text must become a category (the
-    boosters split on categories natively). Numeric, boolean and categorical
-    columns pass.
+    boosters split on categories natively) unless ``text`` (CatBoost takes
+    text columns declared in ``cat_features``). Numeric, boolean and
+    categorical columns pass.
     """
     columns = getattr(X, "columns", None)
     if columns is None or not hasattr(X, "shape"):
@@ -314,7 +315,7 @@ def check_frame_columns(X) -> None:
     for name in columns:
         dtype = X[name].dtype
         what = _unsupported_dtype(dtype)
-        if what is None:
+        if what is None or (text and what == "text"):
             continue
         polars = getattr(dtype, "kind", None) is None
         if what == "dates":

@@ -144,10 +144,10 @@ def test_out_csv_and_out_data(capsys, houses, tmp_path):
     assert "(p < 0.05 and score > 0, at most 1)" in stdout
 
 
-@pytest.mark.parametrize("estimator", ["xgboost", "lightgbm", "hgb"])
+@pytest.mark.parametrize("estimator", ["xgboost", "lightgbm", "hgb", "catboost"])
 def test_parquet_with_categorical_column(capsys, tmp_path, estimator):
-    if estimator == "lightgbm":
-        pytest.importorskip("lightgbm")
+    if estimator in ("lightgbm", "catboost"):
+        pytest.importorskip(estimator)
     pytest.importorskip("pyarrow")
     path = tmp_path / "houses.parquet"
     make_frame().to_parquet(path)

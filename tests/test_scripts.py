@@ -112,3 +112,12 @@ def test_dask_selector_benchmark_quick():
     stdout = run("benchmarks/bench_dask.py", "--quick", "--selector", "--cv", "2")
     assert "TreeInnerSelector(cv=2)" in stdout
     assert "workers=1 rows=     8000" in stdout and "(in memory:" in stdout
+
+
+def test_catboost_benchmark_and_identities_quick():
+    pytest.importorskip("catboost")
+    stdout = run("benchmarks/bench_tree_inner.py", "--quick", "--backend", "catboost")
+    assert "catboost=" in stdout and "ratio tree_inner / leaf routine" in stdout
+    stdout = run("benchmarks/identities.py", "--library", "catboost")
+    worst = next(line for line in stdout.splitlines() if line.startswith("worst"))
+    assert float(worst.split("Prop. 3 ")[1].split()[0]) < 1e-6

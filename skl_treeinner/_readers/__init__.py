@@ -71,6 +71,16 @@ LIBRARIES: tuple[Library, ...] = (
         distribution="lightgbm",
     ),
     Library(
+        "catboost",
+        "CatBoost",
+        "catboost",
+        ("CatBoost",),
+        "._catboost:CatBoostReader",
+        "catboost.CatBoostRegressor, catboost.CatBoostClassifier, catboost.CatBoost "
+        "(symmetric trees)",
+        distribution="catboost",
+    ),
+    Library(
         "hgb",
         "scikit-learn HistGradientBoosting",
         "sklearn.ensemble",

@@ -146,6 +146,8 @@ class ModelReader:
     classes_: np.ndarray | None = None
     #: Whether the booster routes ±inf itself; if not, ``rows`` refuses them.
     accepts_infinity: bool = True
+    #: Whether the booster takes text columns of a data frame as categories.
+    accepts_text_columns: bool = False
     #: Training settings that break Prop. 3 (each a short phrase); warned about.
     lost_identities: tuple[str, ...] | list[str] = ()
     #: The booster's own thread setting (``n_jobs``/``nthread``), None for its
@@ -157,6 +159,15 @@ class ModelReader:
     def make_estimator(cls, settings: BoosterSettings):
         """Build an unfitted booster of this library from ``settings``."""
         raise NotImplementedError(f"{cls.__name__} cannot build an estimator.")
+
+    @classmethod
+    def prepare_estimator(cls, estimator, X) -> None:
+        """Set what the booster must be told about X before it is fitted on it.
+
+        Called on the selector's unfitted copy of the booster when X reaches it
+        directly (no Pipeline before it). Nothing by default; CatBoost is told
+        which columns are categorical.
+        """
 
     @classmethod
     def early_stopping_rows_needed(cls, estimator, fit_params: dict) -> bool:

@@ -1,0 +1,440 @@
+"""Reader for CatBoost models (``CatBoost``, ``CatBoostRegressor``/``Classifier``).
+
+What we rely on inside CatBoost (pinned by ``tests/test_catboost.py``):
+
+- ``save_model(format="json")``: ``oblivious_trees``, each with ``splits``
+  (one per depth level; ``splits[0]`` is the root, the split chosen first),
+  ``leaf_values`` (already shrunk; ``2**depth * K`` values, leaf-major for
+  ``K`` outputs), ``leaf_weights`` (the weighted number of training rows in
+  each leaf); ``scale_and_bias`` (margin = scale · Σ leaves + bias); and
+  ``features_info``, whose float-feature borders, one-hot values and CTR
+  borders, enumerated in that order, are the ``split_index`` of every split.
+- Leaf index ``Σ_i b_i 2**i``, where ``b_i`` is the side of ``splits[i]``, as
+  ``calc_leaf_indexes`` returns it: rows are always routed by CatBoost.
+- Leaf values (measured, for the plain and ordered boosting types and
+  ``leaf_estimation_iterations=1``): ``α G / (H + λ')`` with ``G`` the sum of
+  the negative gradient over the leaf's training rows at the model's margin
+  before the tree, ``H`` the sum of hessians (Newton, the default) or of
+  weights (``leaf_estimation_method="Gradient"``), and ``λ' = l2_leaf_reg ·
+  Σw / n`` (λ itself without sample weights). For RMSE the hessian is the
+  weight, so ``leaf_weights`` are the covers H of Eq. 7 and every identity
+  holds. For Logloss, CrossEntropy and MultiClass with Newton leaves the
+  hessian sums are not stored: inner-node values then weigh children by
+  rows, which keeps Prop. 1 but not Prop. 3 (``lost_identities``).
+
+Splits on a CTR of one categorical feature, and one-hot splits, are
+attributed to that feature. While training, a row's CTR comes from the rows
+before it (ordered target statistics), so the training rows reached other
+leaves than ``calc_leaf_indexes`` gives them afterwards: on the training rows,
+TreeInner then differs from the gain of the splits as they were fitted (by
+about 3 % in ``tests/test_catboost.py``). Held-out rows are routed as
+``predict`` routes them, and the node values are those the splits were fitted
+with, so held-out scores are exact; no warning is given.
+
+A split on a *combination* of features (CTRs of several columns,
+``max_ctr_complexity > 1``) cannot be attributed to one feature: such models
+are refused. Only symmetric (oblivious) trees are read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+
+import numpy as np
+
+from .. import _objectives as obj
+from .._ensemble import TreeEnsemble, node_values_from_leaves, subtree_sums
+from .._optional import import_optional
+from ._base import ModelReader, feature_names_of, n_rows
+
+__all__ = ["CatBoostReader"]
+
+#: CatBoost losses read, and the objective each one is.
+SUPPORTED_LOSSES = ("RMSE", "Logloss", "CrossEntropy", "MultiClass")
+
+
+def _loss_name(params: dict) -> str:
+    return str(params.get("loss_function", "RMSE")).split(":")[0]
+
+
+def _objective(params: dict, n_outputs: int) -> obj.Objective:
+    loss = _loss_name(params)
+    if loss == "RMSE":
+        return obj.SquaredError()
+    if loss in ("Logloss", "CrossEntropy"):
+        return obj.Logistic()
+    if loss == "MultiClass":
+        return obj.Softmax(n_outputs)
+    raise ValueError(
+        f"CatBoost loss_function={loss!r} is not supported: TreeInner needs the "
+        f"gradient of the loss. Supported: {', '.join(SUPPORTED_LOSSES)}."
+    )
+
+
+def _bit_reverse(d: int) -> np.ndarray:
+    """Position j (root decision most significant) of CatBoost leaf index L."""
+    index = np.arange(2**d)
+    out = np.zeros_like(index)
+    for level in range(d):
+        out |= ((index >> level) & 1) << (d - 1 - level)
+    return out
+
+
+def _split_features(info: dict) -> list:
+    """Return the input columns behind each ``split_index`` (CatBoost's order)."""
+    table: list = []
+    for ff in info.get("float_features", []):
+        table += [[ff["flat_feature_index"]]] * len(ff.get("borders", []))
+    cats = info.get("categorical_features", [])
+    for cf in cats:
+        table += [[cf["flat_feature_index"]]] * len(cf.get("values", []))
+    for ctr in info.get("ctrs", []):
+        columns = [
+            cats[e["cat_feature_index"]]["flat_feature_index"]
+            if "cat_feature_index" in e
+            else None
+            for e in ctr.get("elements", [])
+        ]
+        table += [columns] * len(ctr.get("borders", []))
+    return table
+
+
+def _leaf_table(ens: TreeEnsemble):
+    """Global node of every CatBoost leaf index, for :meth:`CatBoostReader.apply`.
+
+    Returns the table, each CatBoost tree's start in it, and the distance from
+    class 0's copy of a tree to class 1's (its size).
+    """
+    k = ens.n_outputs
+    sizes = np.diff(ens.tree_offsets)[::k]
+    starts = ens.tree_offsets[:-1][::k]
+    parts, table_starts, at = [], [], 0
+    for start, size in zip(starts.tolist(), sizes.tolist(), strict=True):
+        d = int(round(np.log2(size + 1))) - 1
+        parts.append(start + (2**d - 1) + _bit_reverse(d))
+        table_starts.append(at)
+        at += 2**d
+    table = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return table.astype(np.int64), np.asarray(table_starts, dtype=np.int64), sizes
+
+
+class CatBoostReader(ModelReader):
+    """Read a fitted ``catboost.CatBoost`` model (regressor, classifier or loaded).
+
+    Each symmetric tree of depth d becomes a full binary tree whose level l
+    splits on ``splits[l]``; rows are routed by ``calc_leaf_indexes``. A
+    multi-class model's trees hold one value per class in every leaf: each is
+    read as K trees of the same shape, one per class, fitted at the same
+    margins (one boosting iteration).
+    """
+
+    accepts_infinity = True
+    accepts_text_columns = True  # string columns named in cat_features
+
+    def __init__(self, model):
+        from sklearn.exceptions import NotFittedError
+
+        if not model.is_fitted():
+            raise NotFittedError(
+                f"This {type(model).__name__} is not fitted yet; call fit first."
+            )
+        self.model = model
+        params = model.get_all_params()
+        self._params = params
+        threads = params.get("thread_count")
+        self.thread_setting = int(threads) if threads and threads > 0 else None
+        classes = getattr(model, "classes_", None)
+        if classes is not None and len(classes) and _loss_name(params) != "RMSE":
+            self.classes_ = np.asarray(classes)
+        text = self._json()
+        self.ensemble = self.cached_read(
+            (text, json.dumps(params, sort_keys=True, default=str)),
+            lambda: self._read(json.loads(text), params),
+        )
+        self._table, self._starts, self._class_step = _leaf_table(self.ensemble)
+
+    def _json(self) -> str:
+        fd, path = tempfile.mkstemp(suffix=".json")
+        os.close(fd)
+        try:
+            self.model.save_model(path, format="json")
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        finally:
+            os.unlink(path)
+
+    # -- estimators --------------------------------------------------------------
+    @classmethod
+    def make_estimator(cls, settings):  # noqa: D102
+        cb = import_optional(
+            "catboost",
+            extra="catboost",
+            purpose="a CatBoost booster (--estimator catboost)",
+        )
+        params = {
+            "iterations": settings.n_estimators,
+            "learning_rate": settings.learning_rate,
+            "depth": settings.max_depth,
+            "rsm": settings.colsample,
+            "random_seed": settings.random_state,
+            # One feature per split, so that every split has one owner.
+            "max_ctr_complexity": 1,
+            "verbose": 0,
+            "allow_writing_files": False,
+        }
+        if settings.n_jobs is not None:
+            params["thread_count"] = settings.n_jobs
+        if settings.classifier:
+            return cb.CatBoostClassifier(**params)
+        return cb.CatBoostRegressor(**params)
+
+    @classmethod
+    def prepare_estimator(cls, estimator, X) -> None:
+        """Declare a frame's categorical and text columns as ``cat_features``.
+
+        CatBoost refuses such columns unless told; a ``cat_features`` the user
+        set is kept. A missing value in one of them is refused with its name
+        (CatBoost takes categories as strings or integers only).
+        """
+        if estimator.get_params().get("cat_features") is not None:
+            return
+        columns = feature_names_of(X)
+        if columns is None:
+            return
+        if type(X).__module__.startswith("polars"):
+            X = X.to_pandas()
+        positions = []
+        for j, (name, column) in enumerate(zip(columns, X.columns, strict=True)):
+            dtype = X[column].dtype
+            if dtype.kind not in "OSU" and str(dtype) != "category":
+                continue
+            if X[column].isna().any():
+                raise ValueError(
+                    f"Column {name!r} is categorical and holds missing values, "
+                    "which CatBoost refuses in categorical columns; fill them "
+                    f"with a category of their own, e.g. X[{name!r}] = "
+                    f"X[{name!r}].astype(str)."
+                )
+            positions.append(j)
+        if positions:
+            estimator.set_params(cat_features=positions)
+
+    @classmethod
+    def early_stopping_rows_needed(cls, estimator, fit_params):  # noqa: D102
+        if "eval_set" in fit_params:
+            return False
+        params = estimator.get_params()
+        rounds = params.get("early_stopping_rounds", params.get("od_wait"))
+        return rounds is not None or params.get("od_type") is not None
+
+    @classmethod
+    def early_stopping_fit_params(  # noqa: D102
+        cls, estimator, X_es, y_es, *, sample_weight, fit_params
+    ):
+        import catboost as cb
+
+        cat = fit_params.get("cat_features", estimator.get_params().get("cat_features"))
+        return {"eval_set": cb.Pool(X_es, y_es, weight=sample_weight, cat_features=cat)}
+
+    # -- reading -----------------------------------------------------------------
+    def _read(self, model_json: dict, params: dict) -> TreeEnsemble:
+        trees = model_json.get("oblivious_trees")
+        if trees is None or "trees" in model_json:
+            raise ValueError(
+                "Only CatBoost models of symmetric trees are supported "
+                "(grow_policy='SymmetricTree', the default); refit with it."
+            )
+        scale, bias = model_json.get("scale_and_bias", [1.0, [0.0]])
+        bias = np.atleast_1d(np.asarray(bias, dtype=np.float64))
+        info = model_json["features_info"]
+        owners = _split_features(info)
+        n_leaves0 = max(len(trees[0]["leaf_weights"]), 1) if trees else 1
+        k = max(1, len(trees[0]["leaf_values"]) // n_leaves0) if trees else 1
+        if bias.size == 1 and k > 1:
+            bias = np.repeat(bias, k)
+        flat = [
+            f["flat_feature_index"]
+            for kind in ("float_features", "categorical_features")
+            for f in info.get(kind, [])
+        ]
+        n_features = max(flat) + 1 if flat else 0
+
+        lefts, rights, feats, leaf_vals, covers, sizes = [], [], [], [], [], []
+        offset = 0
+        for m, tree in enumerate(trees):
+            splits = tree.get("splits") or []  # null: a tree of one leaf
+            d = len(splits)
+            columns = []
+            for split in splits:
+                owner = owners[split["split_index"]]
+                if len(owner) != 1 or owner[0] is None:
+                    raise ValueError(
+                        f"Tree {m} of the CatBoost model splits on a combination of "
+                        "features (a CTR of several columns), which TreeInner "
+                        "cannot attribute to one feature. Refit with "
+                        "max_ctr_complexity=1."
+                    )
+                columns.append(owner[0])
+            n_inner, n_leaves = 2**d - 1, 2**d
+            size = n_inner + n_leaves
+            position = _bit_reverse(d)  # CatBoost leaf L sits at leaf slot position[L]
+            values = np.asarray(tree["leaf_values"], dtype=np.float64) * scale
+            values = values.reshape(n_leaves, k)
+            weights = np.asarray(tree["leaf_weights"], dtype=np.float64)
+            node = np.arange(n_inner)
+            left = np.full(size, -1, dtype=np.int64)
+            right = np.full(size, -1, dtype=np.int64)
+            left[:n_inner], right[:n_inner] = 2 * node + 1, 2 * node + 2
+            level = np.floor(np.log2(node + 1)).astype(np.int64)
+            feature = np.full(size, -1, dtype=np.int64)
+            feature[:n_inner] = np.asarray(columns, dtype=np.int64)[level]
+            cover = np.zeros(size)
+            cover[n_inner + position] = weights
+            for c in range(k):  # one tree per output, same shape
+                value = np.zeros(size)
+                value[n_inner + position] = values[:, c]
+                lefts.append(np.where(left >= 0, left + offset, -1))
+                rights.append(np.where(right >= 0, right + offset, -1))
+                feats.append(feature)
+                leaf_vals.append(value)
+                covers.append(cover)
+                sizes.append(size)
+                offset += size
+        n_trees = len(sizes)
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        if n_trees:
+            left = np.concatenate(lefts)
+            right = np.concatenate(rights)
+            feature = np.concatenate(feats)
+            leaf_value = np.concatenate(leaf_vals)
+            cover = subtree_sums(left, right, np.concatenate(covers))
+        else:
+            left = right = feature = np.zeros(0, dtype=np.int64)
+            leaf_value = cover = np.zeros(0)
+        lam = float(params.get("l2_leaf_reg", 3.0))
+        lost = []
+        weighted = bool(np.any(np.abs(cover - np.round(cover)) > 1e-6))
+        if weighted:
+            lost.append(
+                "sample or class weights (CatBoost scales l2_leaf_reg by the mean "
+                "training weight, which the model does not store)"
+            )
+        loss = _loss_name(params)
+        method = params.get("leaf_estimation_method", "Newton")
+        if loss != "RMSE" and method == "Newton":
+            lost.append(
+                f"{loss} with Newton leaf values (CatBoost stores row counts, not "
+                "the hessian sums, so inner nodes weigh children by rows; "
+                "leaf_estimation_method='Gradient' makes the identity exact)"
+            )
+        if int(params.get("leaf_estimation_iterations", 1)) > 1:
+            lost.append(
+                f"leaf_estimation_iterations={params['leaf_estimation_iterations']} "
+                "(several steps per leaf: leaf values are not -αG/(H+λ))"
+            )
+        if float(params.get("model_shrink_rate", 0) or 0) > 0:
+            lost.append(
+                "model_shrink_rate > 0 (earlier trees shrink as trees are added)"
+            )
+        for flag in ("langevin", "posterior_sampling"):
+            if params.get(flag):
+                lost.append(f"{flag}=True (noise added to the leaf values)")
+        self.lost_identities = lost
+        value = node_values_from_leaves(left, right, leaf_value, cover, lam)
+        by_index = {
+            f["flat_feature_index"]: f.get("feature_id", "")
+            for kind in ("float_features", "categorical_features")
+            for f in info.get(kind, [])
+        }
+        names = [by_index.get(i, "") for i in range(n_features)]
+        # Trained on arrays, CatBoost names nothing (or "0", "1", ...).
+        named = all(names) and names != [str(i) for i in range(n_features)]
+        feature_names = tuple(names) if named else None
+        return TreeEnsemble(
+            tree_offsets=offsets,
+            children_left=left,
+            children_right=right,
+            feature=feature,
+            value=value,
+            cover=cover,
+            tree_group=np.arange(n_trees, dtype=np.int64) % k,
+            iteration_indptr=np.arange(0, n_trees + 1, k, dtype=np.int64),
+            learning_rate=float(params.get("learning_rate", 1.0)),
+            reg_lambda=lam,
+            intercept=bias,
+            objective=_objective(params, k),
+            n_features=n_features,
+            feature_names=feature_names,
+        )
+
+    # -- classes -----------------------------------------------------------------
+    def encode_target(self, y: np.ndarray) -> np.ndarray:
+        """Map class labels to CatBoost's output order (``classes_``, any order)."""
+        classes = self.classes_
+        order = np.argsort(classes, kind="stable")
+        ranked = classes[order]
+        y = np.asarray(y)
+        try:
+            at = np.clip(np.searchsorted(ranked, y), 0, ranked.size - 1)
+            bad = ranked[at] != y
+        except TypeError:  # labels of another type than the classes
+            at, bad = np.zeros(y.shape, np.int64), np.ones(y.shape, bool)
+        if np.any(bad):
+            unknown = sorted({str(v) for v in y[bad].tolist()})
+            raise ValueError(
+                f"y holds labels {unknown[:5]} that the classifier was not trained "
+                f"on; its classes are {classes.tolist()}."
+            )
+        return order[at].astype(np.float64)
+
+    # -- routing -----------------------------------------------------------------
+    def _data(self, X):
+        if type(X).__module__.startswith("polars"):
+            return X.to_pandas()
+        return X
+
+    def _column_names(self, X) -> list[str] | None:
+        return feature_names_of(X)
+
+    def _threads(self) -> int:
+        return self.n_threads()
+
+    def apply(self, X) -> np.ndarray:  # noqa: D102
+        leaves = np.asarray(
+            self.model.calc_leaf_indexes(self._data(X), thread_count=self._threads()),
+            dtype=np.int64,
+        ).reshape(n_rows(X), -1)
+        nodes = self._table[self._starts + leaves]  # (n, trees): class 0's leaf
+        k = self.ensemble.n_outputs
+        if k == 1:
+            return nodes
+        # Class c's copy of a tree follows class 0's, c tree sizes further.
+        out = nodes[:, :, None] + self._class_step[None, :, None] * np.arange(k)
+        return out.reshape(nodes.shape[0], -1)
+
+    def raw_margin(self, X) -> np.ndarray:  # noqa: D102
+        return np.asarray(
+            self.model.predict(
+                self._data(X),
+                prediction_type="RawFormulaVal",
+                thread_count=self._threads(),
+            ),
+            dtype=np.float64,
+        )
+
+    def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
+        import catboost as cb
+
+        data = self._data(X)
+        n, k, p = n_rows(X), self.ensemble.n_outputs, self.ensemble.n_features
+        pool = cb.Pool(data, cat_features=self.model.get_cat_feature_indices())
+        for r in range(self.ensemble.n_iterations):
+            one = self.model.copy()
+            one.shrink(ntree_start=r, ntree_end=r + 1)
+            phi = one.get_feature_importance(
+                pool, type="ShapValues", thread_count=self._threads()
+            )
+            yield r, np.asarray(phi, dtype=np.float64).reshape(n, k, p + 1)[:, :, :p]
