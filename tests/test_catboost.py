@@ -327,3 +327,17 @@ def test_selector_declares_categorical_columns_itself():
     frame.loc[3, "nine"] = None
     with pytest.raises(ValueError, match="'nine' is categorical and holds missing"):
         TreeInnerSelector(est, cv=2).fit(frame, y)
+
+
+def test_total_gain_is_refused_with_the_alternative():
+    from skl_treeinner import global_importance
+
+    X, y = _data(n=200, seed=9)
+    model = _fit(cb.CatBoostRegressor, X, y, iterations=3)
+    with pytest.raises(NotImplementedError, match="method='tree_inner'"):
+        global_importance(model, X, y, method="total_gain")
+    np.testing.assert_allclose(
+        global_importance(model, X, y, method="tree_inner"),
+        catboost_gain(model, X, y),
+        rtol=1e-6,
+    )

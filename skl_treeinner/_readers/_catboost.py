@@ -370,6 +370,16 @@ class CatBoostReader(ModelReader):
             feature_names=feature_names,
         )
 
+    def total_gain(self) -> np.ndarray:
+        """CatBoost stores no split gains: refused, with what to use instead."""
+        raise NotImplementedError(
+            "CatBoost models store no split gains (PredictionValuesChange and "
+            "LossFunctionChange measure other things), so there is no total gain "
+            "to report. On the training rows, global_importance(model, X, y, "
+            "method='tree_inner') equals total gain (Prop. 3; exactly for RMSE "
+            "and for Gradient leaves, see the supported boosters page)."
+        )
+
     # -- classes -----------------------------------------------------------------
     def encode_target(self, y: np.ndarray) -> np.ndarray:
         """Map class labels to CatBoost's output order (``classes_``, any order)."""
