@@ -145,7 +145,7 @@ def global_leaves(local, offsets, n_threads: int = 1) -> np.ndarray:
         return leaves
     kernel = _numba().global_leaves
     local = np.ascontiguousarray(local)
-    if local.dtype not in (np.float32, np.int32):
+    if local.dtype not in (np.float32, np.int32, np.uint32):  # uint32: CatBoost
         local = local.astype(np.int64)
     out = np.empty(local.shape, dtype=np.int64)
 

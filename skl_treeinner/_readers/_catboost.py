@@ -47,6 +47,7 @@ import numpy as np
 
 from .. import _objectives as obj
 from .._ensemble import TreeEnsemble, node_values_from_leaves, subtree_sums
+from .._kernels import global_leaves
 from .._optional import import_optional
 from ._base import ModelReader, feature_names_of, n_rows
 
@@ -74,15 +75,6 @@ def _objective(params: dict, n_outputs: int) -> obj.Objective:
     )
 
 
-def _bit_reverse(d: int) -> np.ndarray:
-    """Position j (root decision most significant) of CatBoost leaf index L."""
-    index = np.arange(2**d)
-    out = np.zeros_like(index)
-    for level in range(d):
-        out |= ((index >> level) & 1) << (d - 1 - level)
-    return out
-
-
 def _split_features(info: dict) -> list:
     """Return the input columns behind each ``split_index`` (CatBoost's order)."""
     table: list = []
@@ -102,23 +94,24 @@ def _split_features(info: dict) -> list:
     return table
 
 
-def _leaf_table(ens: TreeEnsemble):
-    """Global node of every CatBoost leaf index, for :meth:`CatBoostReader.apply`.
+def _symmetric_tree(d: int, columns):
+    """Return the children and split features of a symmetric tree of depth d.
 
-    Returns the table, each CatBoost tree's start in it, and the distance from
-    class 0's copy of a tree to class 1's (its size).
+    The node reached after the sides b_0..b_{l-1} of the first l levels is
+    ``2**l - 1 + Σ_i b_i 2**i``, so leaf ``L = Σ_i b_i 2**i`` (the number
+    ``calc_leaf_indexes`` reports) is node ``2**d - 1 + L``. Local indices.
     """
-    k = ens.n_outputs
-    sizes = np.diff(ens.tree_offsets)[::k]
-    starts = ens.tree_offsets[:-1][::k]
-    parts, table_starts, at = [], [], 0
-    for start, size in zip(starts.tolist(), sizes.tolist(), strict=True):
-        d = int(round(np.log2(size + 1))) - 1
-        parts.append(start + (2**d - 1) + _bit_reverse(d))
-        table_starts.append(at)
-        at += 2**d
-    table = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    return table.astype(np.int64), np.asarray(table_starts, dtype=np.int64), sizes
+    size = 2 ** (d + 1) - 1
+    left = np.full(size, -1, dtype=np.int64)
+    right = np.full(size, -1, dtype=np.int64)
+    feature = np.full(size, -1, dtype=np.int64)
+    for level in range(d):
+        prefix = np.arange(2**level)
+        node = 2**level - 1 + prefix
+        left[node] = 2 ** (level + 1) - 1 + prefix  # b_level = 0
+        right[node] = 2 ** (level + 1) - 1 + prefix + 2**level  # b_level = 1
+        feature[node] = columns[level]
+    return left, right, feature
 
 
 class CatBoostReader(ModelReader):
@@ -154,7 +147,10 @@ class CatBoostReader(ModelReader):
             (text, json.dumps(params, sort_keys=True, default=str)),
             lambda: self._read(json.loads(text), params),
         )
-        self._table, self._starts, self._class_step = _leaf_table(self.ensemble)
+        # Leaf L of tree m is node first_leaf[m] + L (see _symmetric_tree).
+        ens = self.ensemble
+        sizes = np.diff(ens.tree_offsets)
+        self._first_leaf = ens.tree_offsets[:-1] + (sizes - 1) // 2
 
     def _json(self) -> str:
         fd, path = tempfile.mkstemp(suffix=".json")
@@ -280,22 +276,14 @@ class CatBoostReader(ModelReader):
                 columns.append(owner[0])
             n_inner, n_leaves = 2**d - 1, 2**d
             size = n_inner + n_leaves
-            position = _bit_reverse(d)  # CatBoost leaf L sits at leaf slot position[L]
             values = np.asarray(tree["leaf_values"], dtype=np.float64) * scale
             values = values.reshape(n_leaves, k)
-            weights = np.asarray(tree["leaf_weights"], dtype=np.float64)
-            node = np.arange(n_inner)
-            left = np.full(size, -1, dtype=np.int64)
-            right = np.full(size, -1, dtype=np.int64)
-            left[:n_inner], right[:n_inner] = 2 * node + 1, 2 * node + 2
-            level = np.floor(np.log2(node + 1)).astype(np.int64)
-            feature = np.full(size, -1, dtype=np.int64)
-            feature[:n_inner] = np.asarray(columns, dtype=np.int64)[level]
+            left, right, feature = _symmetric_tree(d, columns)
             cover = np.zeros(size)
-            cover[n_inner + position] = weights
+            cover[n_inner:] = np.asarray(tree["leaf_weights"], dtype=np.float64)
             for c in range(k):  # one tree per output, same shape
                 value = np.zeros(size)
-                value[n_inner + position] = values[:, c]
+                value[n_inner:] = values[:, c]
                 lefts.append(np.where(left >= 0, left + offset, -1))
                 rights.append(np.where(right >= 0, right + offset, -1))
                 feats.append(feature)
@@ -414,16 +402,12 @@ class CatBoostReader(ModelReader):
 
     def apply(self, X) -> np.ndarray:  # noqa: D102
         leaves = np.asarray(
-            self.model.calc_leaf_indexes(self._data(X), thread_count=self._threads()),
-            dtype=np.int64,
+            self.model.calc_leaf_indexes(self._data(X), thread_count=self._threads())
         ).reshape(n_rows(X), -1)
-        nodes = self._table[self._starts + leaves]  # (n, trees): class 0's leaf
         k = self.ensemble.n_outputs
-        if k == 1:
-            return nodes
-        # Class c's copy of a tree follows class 0's, c tree sizes further.
-        out = nodes[:, :, None] + self._class_step[None, :, None] * np.arange(k)
-        return out.reshape(nodes.shape[0], -1)
+        if k > 1:  # each class's copy of a tree has the same leaves
+            leaves = np.repeat(leaves, k, axis=1)
+        return global_leaves(leaves, self._first_leaf, self.n_threads())
 
     def raw_margin(self, X) -> np.ndarray:  # noqa: D102
         return np.asarray(
