@@ -340,16 +340,17 @@ def build_parser() -> argparse.ArgumentParser:
         type=_n_jobs,
         default=None,
         metavar="J",
-        help="folds fitted in parallel (default 1; -1 for all cores)",
+        help="folds fitted at once (default: the thread policy, folds in "
+        "threads sharing the cores; -1 for all cores)",
     )
     scoring.add_argument(
         "--threads",
         type=_positive_int,
         default=None,
         metavar="T",
-        help="threads of each booster fit (default: the cores, shared among "
-        "the --n-jobs parallel folds); on a shared machine, J x T at most the "
-        "cores you may use",
+        help="threads of each booster fit (default: the thread policy, the "
+        "cores shared among the folds fitted at once, less those other "
+        "programs use); also caps the cores the policy shares",
     )
 
     output = select.add_argument_group("output")

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
-from joblib import cpu_count, effective_n_jobs
 from sklearn.base import ClassifierMixin, clone
 from sklearn.base import is_classifier as sklearn_is_classifier
 from sklearn.exceptions import NotFittedError
@@ -42,6 +41,7 @@ from threadpoolctl import threadpool_limits
 
 from ._progress import progress
 from ._readers import SUPPORTED_MODELS, ModelReader, reader_class
+from ._threads import plan_threads
 from ._tree_inner import tree_inner
 
 __all__ = [
@@ -565,12 +565,14 @@ def clone_estimator(estimator):
 
 
 def _set_threads(est, threads):
+    """Give the booster ``threads`` threads, unless it was given fewer (rule 4)."""
     final = final_step(est)
     params = final.get_params(deep=False)
-    if "n_jobs" in params:
-        current = params["n_jobs"]
-        if current is None or current <= 0 or current > threads:
-            final.set_params(n_jobs=threads)
+    for key in ("n_jobs", "thread_count"):  # thread_count: CatBoost
+        if key in params:
+            current = params[key]
+            if current is None or current <= 0 or current > threads:
+                final.set_params(**{key: threads})
 
 
 def fit_and_score(plan: CrossFitPlan, job: SplitJob):
@@ -618,10 +620,18 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
     split's scores.
     ``name`` prefixes the progress bar and lines (the selector's class name).
     """
-    n_workers = min(effective_n_jobs(n_jobs), len(jobs))
+    reader = reader_class(final_step(plan.estimator))
+    threads = plan_threads(
+        len(jobs),
+        n_jobs,
+        threads_change_results=reader.threads_change_results(
+            final_step(plan.estimator)
+        ),
+    )
+    n_workers = threads.workers
     plan = dataclasses.replace(
         plan,
-        threads=max(1, cpu_count() // n_workers) if n_workers > 1 else None,
+        threads=threads.booster_threads,
         verbose=(
             verbose
             if verbose > 1 and plan.attribution == "treeshap" and n_workers == 1
@@ -632,6 +642,7 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
     # results are put back in split order below.
     parallel = Parallel(
         n_jobs=n_workers,
+        prefer=threads.prefer,
         return_as="generator_unordered" if n_workers > 1 else "generator",
     )
     results = parallel(delayed(fit_and_score)(plan, job) for job in jobs)

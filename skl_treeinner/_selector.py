@@ -152,10 +152,16 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         aside for early stopping and the default estimator. A given
         estimator's own seed is left as it is.
     n_jobs : int or None, default=None
-        Splits fitted in parallel (joblib). The booster of each split is given
-        ``max(1, cpu_count // workers)`` threads so that the machine is not
-        oversubscribed; results do not depend on ``n_jobs``. Not used on
-        Dask collections, where the cluster's workers fit each booster.
+        Splits fitted at once. ``None``: the thread policy decides. Splits run
+        in threads, as many at once as there are splits and cores, and each
+        booster gets its share of the cores. A single split's booster gets every
+        core not busy with other programs. An int: that many joblib workers
+        (joblib's default backend), each booster ``cores // workers``
+        threads. The cores are those OpenMP may use here (``OMP_NUM_THREADS``,
+        threadpoolctl and joblib's limits in its workers count), and a lower
+        thread count set on the booster is kept. Results do not depend on
+        ``n_jobs``. Not used on Dask collections, where the cluster's workers
+        fit each booster. See "On a busy machine" in the performance docs.
     verbose : int, default=0
         1: a progress bar over the splits on stderr (tqdm when installed,
         otherwise a few plain lines), advancing as splits finish, also with

@@ -121,3 +121,11 @@ def test_catboost_benchmark_and_identities_quick():
     stdout = run("benchmarks/identities.py", "--library", "catboost")
     worst = next(line for line in stdout.splitlines() if line.startswith("worst"))
     assert float(worst.split("Prop. 3 ")[1].split()[0]) < 1e-6
+
+
+def test_busy_benchmark_quick():
+    stdout = run(
+        "benchmarks/bench_busy.py", "--quick", "--runs", "small-cv5,grid-jobs1",
+        "--settings", "idle,python",
+    )  # fmt: skip
+    assert "small-cv5" in stdout and "grid-jobs1" in stdout and "x)" in stdout

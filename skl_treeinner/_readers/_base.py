@@ -161,6 +161,16 @@ class ModelReader:
         raise NotImplementedError(f"{cls.__name__} cannot build an estimator.")
 
     @classmethod
+    def threads_change_results(cls, estimator) -> bool:
+        """Whether the booster's model may depend on its thread count.
+
+        If not, the selector may give a single booster fewer threads while
+        other programs keep the cores busy (``_threads``, rule 3). True
+        unless a reader has measured otherwise.
+        """
+        return True
+
+    @classmethod
     def prepare_estimator(cls, estimator, X) -> None:
         """Set what the booster must be told about X before it is fitted on it.
 

@@ -252,6 +252,12 @@ class LightGBMReader(ModelReader):
     )
 
     @classmethod
+    def threads_change_results(cls, estimator):  # noqa: D102
+        # LightGBM promises the same model on other thread counts only with
+        # deterministic=True.
+        return not bool(estimator.get_params().get("deterministic", False))
+
+    @classmethod
     def early_stopping_rows_needed(cls, estimator, fit_params):  # noqa: D102
         import lightgbm as lgb
 
