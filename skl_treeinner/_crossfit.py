@@ -230,6 +230,8 @@ def make_plan(selector, base, X, y, weight, *, sample_weight, groups, fit_params
             booster_params[weight_key] = weight
         split_params = {} if groups is None else {"groups": groups}
     final = final_step(base)
+    if final is base:  # X reaches the booster as given
+        X = reader_class(final).fit_input(X)
     early_stopping = early_stopping_reader(final, booster_params)
     step_params = None
     if early_stopping is not None and final is not base:
@@ -565,14 +567,24 @@ def clone_estimator(estimator):
 
 
 def _set_threads(est, threads):
-    """Give the booster ``threads`` threads, unless it was given fewer (rule 4)."""
+    """Give the booster ``threads`` threads, unless it was given fewer (rule 4).
+
+    A negative setting counts in joblib's way (-1 every core, -2 all but
+    one), so ``n_jobs=-2`` on 2 cores is one thread and is kept.
+    """
+    from ._threads import machine_cores
+
     final = final_step(est)
+    reader = reader_class(final)
+    key = getattr(reader, "thread_parameter", "n_jobs") if reader else "n_jobs"
     params = final.get_params(deep=False)
-    for key in ("n_jobs", "thread_count"):  # thread_count: CatBoost
-        if key in params:
-            current = params[key]
-            if current is None or current <= 0 or current > threads:
-                final.set_params(**{key: threads})
+    if key not in params and key != "thread_count":  # no such setting (HGB)
+        return
+    current = params.get(key)
+    if current is not None and current < 0:
+        current = max(1, machine_cores() + 1 + current)
+    if not current or current > threads:
+        final.set_params(**{key: threads})
 
 
 def fit_and_score(plan: CrossFitPlan, job: SplitJob):
@@ -588,7 +600,9 @@ def fit_and_score(plan: CrossFitPlan, job: SplitJob):
     if plan.threads is not None:
         _set_threads(est, plan.threads)
     w_test = None if plan.sample_weight is None else plan.sample_weight[job.test]
-    with threadpool_limits(limits=plan.threads):
+    # OpenMP's limit is per thread; BLAS's is per process and is set once by
+    # run_splits (splits may run in threads here).
+    with threadpool_limits(limits=plan.threads, user_api="openmp"):
         _fit(est, plan, job)
         contributions = score_features(
             est,
@@ -645,29 +659,31 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
         prefer=threads.prefer,
         return_as="generator_unordered" if n_workers > 1 else "generator",
     )
-    results = parallel(delayed(fit_and_score)(plan, job) for job in jobs)
-    bar = progress(
-        results,
-        total=len(jobs),
-        desc=f"{name}: fitting and scoring",
-        verbose=verbose,
-        unit="split",
-    )
-    done = {}
-    for i, est, contributions, seconds in bar:
-        done[i] = (est, contributions)
-        if verbose > 1:
-            job = jobs[i]
-            fitted_on = f"{job.train.size} rows" + (
-                f" (+{job.es_rows.size} for early stopping)"
-                if job.es_rows is not None
-                else ""
-            )
-            _write(
-                bar,
-                f"[{name}] split {i + 1}/{len(jobs)}: fitted on {fitted_on}, "
-                f"scored on {job.test.size} held-out rows, {seconds:.1f}s",
-            )
+    # BLAS's thread limit is per process: set once here, not in the threads.
+    with threadpool_limits(limits=plan.threads, user_api="blas"):
+        results = parallel(delayed(fit_and_score)(plan, job) for job in jobs)
+        bar = progress(
+            results,
+            total=len(jobs),
+            desc=f"{name}: fitting and scoring",
+            verbose=verbose,
+            unit="split",
+        )
+        done = {}
+        for i, est, contributions, seconds in bar:
+            done[i] = (est, contributions)
+            if verbose > 1:
+                job = jobs[i]
+                fitted_on = f"{job.train.size} rows" + (
+                    f" (+{job.es_rows.size} for early stopping)"
+                    if job.es_rows is not None
+                    else ""
+                )
+                _write(
+                    bar,
+                    f"[{name}] split {i + 1}/{len(jobs)}: fitted on {fitted_on}, "
+                    f"scored on {job.test.size} held-out rows, {seconds:.1f}s",
+                )
     estimators = [done[i][0] for i in range(len(jobs))]
     contributions = [done[i][1] for i in range(len(jobs))]
     return estimators, contributions

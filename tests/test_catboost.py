@@ -103,7 +103,7 @@ def catboost_gain(model, X, y, weight=None):
 
     owners = _split_features(exported["features_info"])
     gain = np.zeros(X.shape[1])
-    if params["loss_function"] != "RMSE":  # labels as CatBoost's class indices
+    if params["loss_function"] not in ("RMSE", "CrossEntropy"):  # class indices
         order = {c: i for i, c in enumerate(model.classes_)}
         y = np.array([order[v] for v in np.asarray(y).tolist()], dtype=np.float64)
         onehot = np.eye(max(k, 2))[y.astype(np.int64)]
@@ -341,3 +341,57 @@ def test_total_gain_is_refused_with_the_alternative():
         catboost_gain(model, X, y),
         rtol=1e-6,
     )
+
+
+def test_cross_entropy_takes_probabilities():
+    X, y = _data(n=600, seed=10)
+    p = 1 / (1 + np.exp(-(y - 1)))
+    model = cb.CatBoost(
+        {
+            "loss_function": "CrossEntropy",
+            "leaf_estimation_method": "Gradient",
+            "iterations": 8,
+            "depth": 3,
+            "verbose": 0,
+            "thread_count": 1,
+            "allow_writing_files": False,
+        }
+    ).fit(X, p)
+    _assert_prop1(model, X)
+    _assert_prop3(model, X, p)
+
+
+def test_selector_refuses_label_keyed_class_settings_before_fitting():
+    X, y = _data(n=300, seed=11)
+    labels = np.where(y > 1, "yes", "no")
+    for params in (
+        {"class_names": ["no", "yes"]},
+        {"class_weights": {"no": 1, "yes": 3}},
+    ):
+        est = cb.CatBoostClassifier(iterations=3, verbose=0, **params)
+        with pytest.raises(ValueError, match="class_weights as a list"):
+            TreeInnerSelector(est, cv=2).fit(X, labels)
+        assert not est.is_fitted()
+    est = cb.CatBoostClassifier(iterations=3, verbose=0, class_weights=[1.0, 3.0])
+    with pytest.warns(IdentityWarning, match="sample or class weights"):  # a list
+        TreeInnerSelector(est, cv=2, random_state=0).fit(X, labels)
+    est = cb.CatBoostRegressor(iterations=3, verbose=0, loss_function="MAE")
+    with pytest.raises(ValueError, match="loss_function='MAE' is not supported"):
+        TreeInnerSelector(est, cv=2).fit(X, y)
+
+
+def test_selector_on_polars_with_a_categorical_column():
+    pl = pytest.importorskip("polars")
+    frame, y = _frame(n=600, seed=12)
+    frame = pl.from_pandas(frame).with_columns(pl.col("two").cast(pl.Categorical))
+    est = cb.CatBoostRegressor(
+        iterations=20,
+        depth=3,
+        verbose=0,
+        thread_count=1,
+        allow_writing_files=False,
+        max_ctr_complexity=1,
+    )
+    selector = TreeInnerSelector(est, cv=2, random_state=0).fit(frame, y)
+    assert selector.estimator_.get_params()["cat_features"] == [1, 2]
+    assert selector.get_support()[0]

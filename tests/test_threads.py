@@ -82,3 +82,28 @@ def test_an_explicit_lower_thread_count_is_kept(cores):
         sel = TreeInnerSelector(est, cv=None, random_state=0).fit(X, y)
         assert sel.estimator_.get_params()["n_jobs"] == 4  # lowered to the cores
     assert est.get_params()["n_jobs"] == 8  # the user's estimator is untouched
+
+
+def test_blas_limit_restored_and_catboost_and_negative_settings(cores):
+    from threadpoolctl import threadpool_info
+
+    cores(2)
+    X, y = make_data(n=300, p=4, seed=5)
+
+    def blas():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas()
+    with threadpool_limits(limits=2, user_api="openmp"):
+        for _ in range(3):
+            est = xgb.XGBRegressor(n_estimators=5, max_depth=2)
+            TreeInnerSelector(est, cv=3, random_state=0).fit(X, y)
+        assert blas() == before  # splits in threads left BLAS as it was
+        cb = pytest.importorskip("catboost")
+        est = cb.CatBoostRegressor(iterations=5, verbose=0, allow_writing_files=False)
+        sel = TreeInnerSelector(est, cv=2, random_state=0).fit(X, y)
+        assert {e.get_params()["thread_count"] for e in sel.estimators_} == {1}
+        lgb = pytest.importorskip("lightgbm")
+        est = lgb.LGBMRegressor(n_estimators=5, n_jobs=-2, verbose=-1)  # 1 of 2
+        sel = TreeInnerSelector(est, cv=None, random_state=0).fit(X, y)
+        assert sel.estimator_.get_params()["n_jobs"] == -2  # kept: not raised

@@ -160,6 +160,14 @@ class ModelReader:
         """Build an unfitted booster of this library from ``settings``."""
         raise NotImplementedError(f"{cls.__name__} cannot build an estimator.")
 
+    #: The estimator's parameter for its thread count.
+    thread_parameter: str | None = "n_jobs"
+
+    @classmethod
+    def fit_input(cls, X):
+        """Return X as the booster's ``fit`` should get it (unchanged by default)."""
+        return X
+
     @classmethod
     def threads_change_results(cls, estimator) -> bool:
         """Whether the booster's model may depend on its thread count.

@@ -140,7 +140,16 @@ class CatBoostReader(ModelReader):
         threads = params.get("thread_count")
         self.thread_setting = int(threads) if threads and threads > 0 else None
         classes = getattr(model, "classes_", None)
-        if classes is not None and len(classes) and _loss_name(params) != "RMSE":
+        # CrossEntropy fits probabilities: its classes_ ([0, 1]) are not labels.
+        if (
+            classes is not None
+            and len(classes)
+            and _loss_name(params)
+            in (
+                "Logloss",
+                "MultiClass",
+            )
+        ):
             self.classes_ = np.asarray(classes)
         text = self._json()
         self.ensemble = self.cached_read(
@@ -193,9 +202,30 @@ class CatBoostReader(ModelReader):
 
         CatBoost refuses such columns unless told; a ``cat_features`` the user
         set is kept. A missing value in one of them is refused with its name
-        (CatBoost takes categories as strings or integers only).
+        (CatBoost takes categories as strings or integers only). Settings the
+        reader would refuse after fitting (the loss, the growth policy), and
+        class settings keyed by labels, are refused here, before any fit.
         """
-        if estimator.get_params().get("cat_features") is not None:
+        params = estimator.get_params()
+        loss = _loss_name(params)
+        if loss not in SUPPORTED_LOSSES:
+            _objective(params, 2)  # raises, naming the supported losses
+        policy = params.get("grow_policy", "SymmetricTree")
+        if policy != "SymmetricTree":
+            raise ValueError(
+                f"CatBoost grow_policy={policy!r} is not supported: only symmetric "
+                "trees are read. Use grow_policy='SymmetricTree' (the default)."
+            )
+        weights = params.get("class_weights")
+        if params.get("class_names") is not None or isinstance(weights, dict):
+            raise ValueError(
+                "TreeInnerSelector fits classifiers on labels encoded 0..K-1 in "
+                "sorted order, so CatBoost's class_names and class_weights keyed "
+                "by label do not apply. Leave class_names out, and give "
+                "class_weights as a list in the sorted order of the labels (or "
+                "use sample_weight)."
+            )
+        if params.get("cat_features") is not None:
             return
         columns = feature_names_of(X)
         if columns is None:
@@ -219,8 +249,18 @@ class CatBoostReader(ModelReader):
             estimator.set_params(cat_features=positions)
 
     @classmethod
+    def fit_input(cls, X):
+        """CatBoost crashes on polars categorical columns: fit on pandas."""
+        if type(X).__module__.startswith("polars"):
+            return X.to_pandas()
+        return X
+
+    @classmethod
     def threads_change_results(cls, estimator):  # noqa: D102
         return False  # measured: the same model on 1 and 2 threads (CatBoost)
+
+    #: CatBoost's name of the thread setting (left out of get_params if unset).
+    thread_parameter = "thread_count"
 
     @classmethod
     def early_stopping_rows_needed(cls, estimator, fit_params):  # noqa: D102
@@ -309,7 +349,12 @@ class CatBoostReader(ModelReader):
         lam = float(params.get("l2_leaf_reg", 3.0))
         lost = []
         weighted = bool(np.any(np.abs(cover - np.round(cover)) > 1e-6))
-        if weighted:
+        class_weighted = (
+            params.get("class_weights")
+            or params.get("auto_class_weights") not in (None, "None")
+            or float(params.get("scale_pos_weight", 1) or 1) != 1
+        )
+        if weighted or class_weighted:
             lost.append(
                 "sample or class weights (CatBoost scales l2_leaf_reg by the mean "
                 "training weight, which the model does not store)"
