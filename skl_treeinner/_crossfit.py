@@ -575,12 +575,10 @@ def _set_threads(est, threads):
     from ._threads import machine_cores
 
     final = final_step(est)
-    reader = reader_class(final)
-    key = getattr(reader, "thread_parameter", "n_jobs") if reader else "n_jobs"
-    params = final.get_params(deep=False)
-    if key not in params and key != "thread_count":  # no such setting (HGB)
+    key = reader_class(final).thread_parameter
+    if key is None:  # no such setting (scikit-learn's boosters)
         return
-    current = params.get(key)
+    current = final.get_params(deep=False).get(key)  # CatBoost omits unset ones
     if current is not None and current < 0:
         current = max(1, machine_cores() + 1 + current)
     if not current or current > threads:
@@ -634,13 +632,11 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
     split's scores.
     ``name`` prefixes the progress bar and lines (the selector's class name).
     """
-    reader = reader_class(final_step(plan.estimator))
+    final = final_step(plan.estimator)
     threads = plan_threads(
         len(jobs),
         n_jobs,
-        threads_change_results=reader.threads_change_results(
-            final_step(plan.estimator)
-        ),
+        threads_change_results=reader_class(final).threads_change_results(final),
     )
     n_workers = threads.workers
     plan = dataclasses.replace(

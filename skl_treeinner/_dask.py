@@ -224,6 +224,20 @@ def _add(*parts):
     return np.sum(parts, axis=0)
 
 
+def _tree_reduce(dask, tasks, add=_add):
+    """Compute delayed partial results, added on the workers ``_FAN_IN`` at a time.
+
+    The client receives one result, whatever the rows and the partitions.
+    """
+    while len(tasks) > 1:
+        tasks = [
+            dask.delayed(add)(*tasks[i : i + _FAN_IN])
+            for i in range(0, len(tasks), _FAN_IN)
+        ]
+    (total,) = dask.compute(tasks[0])
+    return total
+
+
 def _partition_rows(reader, X, y, w, what):
     """One partition's per-row output: PreDecomp values or per-row TreeInner terms."""
     from ._attribution import _predecomp_rows, _shaped
@@ -276,15 +290,9 @@ def tree_inner_dask(
         dask.delayed(_partition_sums)(shared, xp, yp, wp, attribution)
         for xp, yp, wp in zip(x_parts, y_parts, w_parts, strict=True)
     ]
-    # The sums are added on the workers, _FAN_IN at a time: the client gets
-    # one vector of n_nodes (or n_iterations x n_features) floats, whatever the
-    # rows and the partitions.
-    while len(tasks) > 1:
-        tasks = [
-            dask.delayed(_add)(*tasks[i : i + _FAN_IN])
-            for i in range(0, len(tasks), _FAN_IN)
-        ]
-    (total,) = dask.compute(tasks[0])
+    # The client gets one vector of n_nodes (or n_iterations x n_features)
+    # floats, whatever the rows and the partitions.
+    total = _tree_reduce(dask, tasks)
     if attribution == "treeshap":
         return total if per_iteration else total.sum(axis=0)
     from ._tree_inner import scores_from_leaf_sums

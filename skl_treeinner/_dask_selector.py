@@ -42,7 +42,7 @@ from sklearn.utils.validation import validate_data
 
 from . import _crossfit, _inference
 from ._crossfit import EARLY_STOPPING_FRACTION, MIN_SCORING_ROWS, MIN_SPLIT_ROWS
-from ._dask import _FAN_IN, _aligned, _dask, _is_array, _partition_rows, _shared
+from ._dask import _aligned, _dask, _is_array, _partition_rows, _shared, _tree_reduce
 from ._readers import default_estimator, read_model
 from ._validation import target_is_classes
 
@@ -245,17 +245,6 @@ def _add_summaries(*parts):
     return tuple(np.sum([p[i] for p in parts], axis=0) for i in range(len(parts[0])))
 
 
-def _tree_reduce(dask, tasks, add):
-    """Add delayed partial results on the workers, ``_FAN_IN`` at a time."""
-    while len(tasks) > 1:
-        tasks = [
-            dask.delayed(add)(*tasks[i : i + _FAN_IN])
-            for i in range(0, len(tasks), _FAN_IN)
-        ]
-    (total,) = dask.compute(tasks[0])
-    return total
-
-
 def _check_rows(counts, scored, *, labels, what, prefit=False):
     """Refuse splits the in-memory selector would refuse, from the row table.
 
@@ -423,14 +412,10 @@ def _fit_split(dask, est, rows, j, *, plan_params, es_reader, weighted):
 # -- scoring -----------------------------------------------------------------------
 def _partition_moments(X, y, w, codes, readers, what):
     """Per split: the :class:`Moments` of the per-row terms of its held-out rows."""
-    n_features = readers[0].ensemble.n_features
     fold = codes.fold
     out = []
     for j, reader in enumerate(readers):
-        rows = np.flatnonzero(fold == j)
-        if rows.size == 0:
-            out.append(_inference.moments(np.zeros((0, n_features))))
-            continue
+        rows = np.flatnonzero(fold == j)  # none: moments of no rows are zeros
         w_rows = None if w is None else _safe_indexing(w, rows)
         z = _partition_rows(
             reader,

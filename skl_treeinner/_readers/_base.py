@@ -150,6 +150,8 @@ class ModelReader:
     accepts_text_columns: bool = False
     #: Training settings that break Prop. 3 (each a short phrase); warned about.
     lost_identities: tuple[str, ...] | list[str] = ()
+    #: The estimator's parameter for its thread count (None: it has none).
+    thread_parameter: str | None = "n_jobs"
     #: The booster's own thread setting (``n_jobs``/``nthread``), None for its
     #: default; the scoring kernels use as many threads (:meth:`n_threads`).
     thread_setting: int | None = None
@@ -159,9 +161,6 @@ class ModelReader:
     def make_estimator(cls, settings: BoosterSettings):
         """Build an unfitted booster of this library from ``settings``."""
         raise NotImplementedError(f"{cls.__name__} cannot build an estimator.")
-
-    #: The estimator's parameter for its thread count.
-    thread_parameter: str | None = "n_jobs"
 
     @classmethod
     def fit_input(cls, X):

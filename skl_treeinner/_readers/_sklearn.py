@@ -299,6 +299,9 @@ class HistGradientBoostingReader(ModelReader):
     def threads_change_results(cls, estimator):  # noqa: D102
         return False  # measured: the same model on 1 and 2 OpenMP threads
 
+    #: No thread parameter: its OpenMP threads follow threadpoolctl's limit.
+    thread_parameter = None
+
     def __init__(self, model):
         _check_fitted(model)
         self.model = model

@@ -101,6 +101,9 @@ class GradientBoostingReader(ModelReader):
     True
     """
 
+    #: No thread parameter: it fits on one thread.
+    thread_parameter = None
+
     def __init__(self, model):
         _check_fitted(model)
         self.model = model
