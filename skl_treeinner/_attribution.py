@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-from scipy import sparse
-
 from ._dask import is_dask_collection, predecomp_dask
-from ._kernels import kernels_for
 from ._readers import read_model
+from ._scoring import predecomp_rows, shaped
 from ._validation import check_params
 
 __all__ = ["predecomp"]
@@ -91,42 +88,6 @@ def predecomp(model, X, *, return_bias=False):
     if is_dask_collection(X):
         return predecomp_dask(reader, X, return_bias=return_bias)
     X, n, _, _ = reader.rows(X)
-    return _shaped(_predecomp_rows(reader, X, n), reader.ensemble, return_bias)
-
-
-def _predecomp_rows(reader, X, n):
-    """PreDecomp of X (already through ``reader.rows``): (n, n_outputs * p) values."""
-    ens = reader.ensemble
-    p, k = ens.n_features, ens.n_outputs
-    values = np.empty((n, k * p), dtype=np.float64)
-    kernels = kernels_for(ens, reader.n_threads())
-    if kernels is not None:  # the fused kernel; the numpy path below is the reference
-        for start, stop, _, leaves in reader.iter_leaves(X, scale=4):
-            values[start:stop] = kernels.leaf_paths(leaves)
-        return values
-    table = ens.path_table  # (n_nodes, k * p): PreDecomp of every leaf
-    for start, stop, _, leaves in reader.iter_leaves(X):
-        rows = stop - start
-        # One-hot (rows x n_nodes) of the leaves reached, times the table.
-        hit = sparse.csr_matrix(
-            (
-                np.ones(leaves.size),
-                leaves.ravel(),
-                np.arange(0, leaves.size + 1, ens.n_trees),
-            ),
-            shape=(rows, ens.n_nodes),
-        )
-        values[start:stop] = (hit @ table).toarray()
-    return values
-
-
-def _shaped(values, ens, return_bias):
-    """(n, k * p) values as predecomp returns them, with the bias if asked."""
-    n, p, k = values.shape[0], ens.n_features, ens.n_outputs
-    if k == 1:
-        values = values.reshape(n, p)
-        bias = float(ens.bias[0])
-    else:
-        values = values.reshape(n, k, p).transpose(0, 2, 1)
-        bias = ens.bias
-    return (values, bias) if return_bias else values
+    return shaped(
+        predecomp_rows(reader, X, n), reader.ensemble, return_bias=return_bias
+    )

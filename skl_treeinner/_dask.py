@@ -20,6 +20,7 @@ import sys
 import numpy as np
 
 from ._optional import import_optional
+from ._scoring import partial_sums, predecomp_rows, row_terms, scores_from_sums, shaped
 
 __all__ = ["is_dask_collection", "predecomp_dask", "refuse_dask", "tree_inner_dask"]
 
@@ -207,17 +208,10 @@ def _aligned(X, y, w):
 
 def _partition_sums(reader, X, y, w, attribution):
     """Map one partition to its per-leaf (PreDecomp) or per-round (TreeSHAP) sums."""
-    from ._tree_inner import _tree_inner_treeshap, leaf_residual_sums
-
-    ens = reader.ensemble
     if len(X) == 0:  # an empty partition (a filtered DataFrame) adds nothing
-        if attribution == "treeshap":
-            return np.zeros((ens.n_iterations, ens.n_features))
-        return np.zeros(ens.n_nodes)
+        return partial_sums(reader, X, None, None, attribution=attribution)
     X, n, y, w = reader.rows(X, y, w)
-    if attribution == "treeshap":
-        return _tree_inner_treeshap(reader, X, y, w, per_iteration=True)
-    return leaf_residual_sums(reader, X, y, w)
+    return partial_sums(reader, X, y, w, attribution=attribution)
 
 
 def _add(*parts):
@@ -240,9 +234,6 @@ def _tree_reduce(dask, tasks, add=_add):
 
 def _partition_rows(reader, X, y, w, what):
     """One partition's per-row output: PreDecomp values or per-row TreeInner terms."""
-    from ._attribution import _predecomp_rows, _shaped
-    from ._tree_inner import _tree_inner_predecomp_rows, _tree_inner_treeshap
-
     ens = reader.ensemble
     if len(X) == 0:
         k = ens.n_outputs
@@ -252,11 +243,10 @@ def _partition_rows(reader, X, y, w, what):
         return np.zeros((0, *shape))
     if what == "predecomp":
         X, n, _, _ = reader.rows(X)
-        return _shaped(_predecomp_rows(reader, X, n), ens, False)
+        return shaped(predecomp_rows(reader, X, n), ens, return_bias=False)
     X, n, y, w = reader.rows(X, y, w)
-    if what == "treeshap":
-        return _tree_inner_treeshap(reader, X, y, w, per_sample=True)
-    return _tree_inner_predecomp_rows(reader, X, n, y, w)
+    attribution = "treeshap" if what == "treeshap" else "predecomp"
+    return row_terms(reader, X, n, y, w, attribution=attribution)
 
 
 def _shared(dask, reader):
@@ -293,11 +283,9 @@ def tree_inner_dask(
     # The client gets one vector of n_nodes (or n_iterations x n_features)
     # floats, whatever the rows and the partitions.
     total = _tree_reduce(dask, tasks)
-    if attribution == "treeshap":
-        return total if per_iteration else total.sum(axis=0)
-    from ._tree_inner import scores_from_leaf_sums
-
-    return scores_from_leaf_sums(ens, total, per_iteration)
+    return scores_from_sums(
+        ens, total, attribution=attribution, per_iteration=per_iteration
+    )
 
 
 def predecomp_dask(reader, X, *, return_bias):

@@ -20,11 +20,8 @@ from scipy.special import expit, softmax
 
 from ._kernels import kernels_for
 from ._readers import read_model
-from ._tree_inner import (
-    _check_attribution,
-    _tree_inner_predecomp,
-    _tree_inner_treeshap,
-)
+from ._scoring import predecomp_scores, treeshap_terms
+from ._tree_inner import _check_attribution
 from ._unbiased_gain import unbiased_gain
 from ._validation import check_params
 
@@ -468,7 +465,7 @@ def _permutation(reader, X, y, w, *, random_state, n_repeats):
 
 #: Every method of :func:`global_importance`, in the order its docstring lists them.
 _METHODS: dict[str, _Method] = {
-    "tree_inner": _Method(_tree_inner_predecomp, _tree_inner_treeshap),
+    "tree_inner": _Method(predecomp_scores, treeshap_terms),
     "forest_inner": _Method(_forest_inner_predecomp, _forest_inner_treeshap),
     "abs": _Method(_abs_predecomp, _abs_treeshap),
     "total_gain": _Method(_total_gain, in_sample=True),

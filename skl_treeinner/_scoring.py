@@ -1,0 +1,317 @@
+"""The shared primitives of PreDecomp and TreeInner, below every engine.
+
+Everything here works on a reader and rows that have passed ``reader.rows``,
+in memory: one chunk of rows, one Dask partition or one split's held-out rows
+alike. The public functions (:func:`~skl_treeinner.predecomp`,
+:func:`~skl_treeinner.tree_inner`) and the selector reach these through an
+engine (``_engines``), which decides where the rows are; the engines import
+this module and nothing here imports an engine.
+
+- :func:`predecomp_rows`, :func:`shaped`: PreDecomp of every row (Def. 1, Eq. 10).
+- :func:`leaf_residual_sums`, :func:`scores_from_leaf_sums`: TreeInner as a
+  map (per-leaf sums of the weighted residuals, which add over row
+  partitions) and a reduce (one product with the path table), Eq. 21.
+- :func:`partial_sums`, :func:`scores_from_sums`: the same map and reduce for
+  either attribution (per-round sums for TreeSHAP).
+- :func:`row_terms`: each row's term z_ik of the score, for the test.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from ._kernels import kernels_for
+from ._progress import progress
+from ._readers._base import n_rows
+
+__all__ = [
+    "leaf_residual_sums",
+    "partial_sums",
+    "predecomp_row_terms",
+    "predecomp_rows",
+    "predecomp_scores",
+    "row_terms",
+    "scores_from_leaf_sums",
+    "scores_from_sums",
+    "shaped",
+    "treeshap_terms",
+]
+
+
+def predecomp_rows(reader, X, n):
+    """PreDecomp of X (already through ``reader.rows``): (n, n_outputs * p) values."""
+    ens = reader.ensemble
+    p, k = ens.n_features, ens.n_outputs
+    values = np.empty((n, k * p), dtype=np.float64)
+    kernels = kernels_for(ens, reader.n_threads())
+    if kernels is not None:  # the fused kernel; the numpy path below is the reference
+        for start, stop, _, leaves in reader.iter_leaves(X, scale=4):
+            values[start:stop] = kernels.leaf_paths(leaves)
+        return values
+    table = ens.path_table  # (n_nodes, k * p): PreDecomp of every leaf
+    for start, stop, _, leaves in reader.iter_leaves(X):
+        rows = stop - start
+        # One-hot (rows x n_nodes) of the leaves reached, times the table.
+        hit = sparse.csr_matrix(
+            (
+                np.ones(leaves.size),
+                leaves.ravel(),
+                np.arange(0, leaves.size + 1, ens.n_trees),
+            ),
+            shape=(rows, ens.n_nodes),
+        )
+        values[start:stop] = (hit @ table).toarray()
+    return values
+
+
+def shaped(values, ens, *, return_bias):
+    """(n, k * p) values as predecomp returns them, with the bias if asked."""
+    n, p, k = values.shape[0], ens.n_features, ens.n_outputs
+    if k == 1:
+        values = values.reshape(n, p)
+        bias = float(ens.bias[0])
+    else:
+        values = values.reshape(n, k, p).transpose(0, 2, 1)
+        bias = ens.bias
+    return (values, bias) if return_bias else values
+
+
+def _gradient_kernels(reader):
+    """Return the reader's compiled kernels if they know its objective, else None."""
+    kernels = kernels_for(reader.ensemble, reader.n_threads())
+    return kernels if kernels is not None and kernels.has_gradient else None
+
+
+#: How much larger the fused kernels' row chunks are than the numpy path's:
+#: they keep no (rows x trees) float intermediates, only the leaves.
+FUSED_CHUNK_SCALE = 4
+
+
+def _chunks(reader, X, verbose, desc, scale=1):
+    """Yield the reader's leaf chunks, behind a progress bar when ``verbose``."""
+    chunks = reader.iter_leaves(X, scale=scale)
+    if not verbose:
+        return chunks
+    return progress(
+        chunks,
+        total=reader.n_chunks(n_rows(X), scale=scale),
+        desc=desc,
+        verbose=verbose,
+        unit="chunk",
+    )
+
+
+def _residuals(ens, leaves, y, w):
+    """-g_{i,m} w_i for every row and tree of a chunk: (rows, n_trees)."""
+    residual = ens.staged_gradients(leaves, y)
+    np.negative(residual, out=residual)
+    if w is not None:
+        residual *= w[:, None]
+    return residual
+
+
+def predecomp_row_terms(reader, X, n, y, w, *, verbose=0):
+    """z_ik = Σ_m α_m⁻¹ f_{m,k}(x_i)(-g_{i,m}) w_i for every row: (n, n_features).
+
+    Per chunk, a sparse (rows x n_nodes) matrix with each row's weighted
+    residual over the learning rate at the leaves it reaches, times the path
+    table (the PreDecomp of every leaf), as :func:`predecomp` does with ones.
+    """
+    ens = reader.ensemble
+    k, p = ens.n_outputs, ens.n_features
+    z = np.empty((n, p), dtype=np.float64)
+    kernels = _gradient_kernels(reader)
+    scale = 1 if kernels is None else FUSED_CHUNK_SCALE
+    for start, stop, _, leaves in _chunks(
+        reader, X, verbose, "tree_inner (predecomp, per sample)", scale
+    ):
+        if kernels is not None:
+            z[start:stop] = kernels.row_terms(
+                leaves, y[start:stop], _rows(w, start, stop)
+            )
+            continue
+        residual = _residuals(ens, leaves, y[start:stop], _rows(w, start, stop))
+        residual /= ens.learning_rate
+        hit = sparse.csr_matrix(
+            (
+                residual.ravel(),
+                leaves.ravel(),
+                np.arange(0, leaves.size + 1, ens.n_trees),
+            ),
+            shape=(stop - start, ens.n_nodes),
+        )
+        z[start:stop] = (hit @ ens.path_table).toarray().reshape(-1, k, p).sum(axis=1)
+    return z
+
+
+def _rows(w, start, stop):
+    return None if w is None else w[start:stop]
+
+
+def predecomp_scores(reader, X, y, w, *, per_iteration=False, verbose=0):
+    """Σ_m α_m⁻¹ Σ_i f_{m,k}(x_i)(-g_{i,m}) w_i through per-leaf residual sums."""
+    leaf_residual = leaf_residual_sums(reader, X, y, w, verbose=verbose)
+    return scores_from_leaf_sums(
+        reader.ensemble, leaf_residual, per_iteration=per_iteration
+    )
+
+
+def leaf_residual_sums(reader, X, y, w, *, verbose=0):
+    """Σ_i w_i (-g_{i,m}) over the rows reaching each leaf: (n_nodes,).
+
+    The map step of TreeInner: sums over row partitions add up (an engine may
+    compute one per partition); :func:`scores_from_leaf_sums` is the rest.
+    """
+    ens = reader.ensemble
+    leaf_residual = np.zeros(ens.n_nodes)
+    kernels = _gradient_kernels(reader)
+    scale = 1 if kernels is None else FUSED_CHUNK_SCALE
+    chunks = _chunks(reader, X, verbose, "tree_inner (predecomp)", scale)
+    for start, stop, _, leaves in chunks:
+        if kernels is not None:
+            leaf_residual += kernels.leaf_sums(
+                leaves, y[start:stop], _rows(w, start, stop)
+            )
+            continue
+        residual = _residuals(ens, leaves, y[start:stop], _rows(w, start, stop))
+        leaf_residual += np.bincount(
+            leaves.ravel(), weights=residual.ravel(), minlength=ens.n_nodes
+        )
+    return leaf_residual
+
+
+def scores_from_leaf_sums(ens, leaf_residual, *, per_iteration=False):
+    """TreeInner from per-leaf residual sums: one product with the path table."""
+    leaf_residual = leaf_residual / ens.learning_rate[ens.node_tree]
+    if per_iteration:
+        # Row r of this (n_iterations x n_nodes) matrix holds the residual sums
+        # of the leaves of iteration r's trees (inner nodes hold 0 and their
+        # rows of path_table are empty): one product gives every iteration.
+        by_iteration = sparse.csr_matrix(
+            (
+                leaf_residual,
+                (ens.tree_iteration[ens.node_tree], np.arange(ens.n_nodes)),
+            ),
+            shape=(ens.n_iterations, ens.n_nodes),
+        )
+        scores = np.asarray((by_iteration @ ens.path_table).todense())
+        return scores.reshape(ens.n_iterations, ens.n_outputs, ens.n_features).sum(
+            axis=1
+        )
+    scores = ens.path_table.T @ leaf_residual  # (n_outputs * n_features,)
+    return scores.reshape(ens.n_outputs, ens.n_features).sum(axis=0)
+
+
+def treeshap_terms(
+    reader, X, y, w, *, per_iteration=False, per_sample=False, verbose=0
+):
+    """Σ_r α_r⁻¹ Σ_i φ_{r,k}(x_i)(-g_{i,r}) w_i with each iteration's TreeSHAP.
+
+    All trees of one iteration and output were fitted to the same gradient and
+    TreeSHAP is additive over trees, so one TreeSHAP pass per iteration gives
+    the same sum as one per tree. With ``per_sample`` the sum over i is left
+    out: one row of the result per row of X.
+
+    With the compiled kernels and a model whose split rule covers X
+    (XGBoost, numerical splits, dense X), each tree's TreeSHAP is tabulated
+    per (leaf, pattern of split sides) and reduced with the residuals in one
+    pass (:func:`skl_treeinner._numba_kernels.treeshap_terms`); otherwise, or
+    where that cannot run, the booster's own TreeSHAP runs once per iteration
+    (:meth:`ModelReader.iteration_shap`).
+    """
+    ens = reader.ensemble
+    scores = np.zeros((ens.n_iterations, ens.n_features))
+    z = np.zeros((n_rows(X), ens.n_features)) if per_sample else None
+    n_chunks = reader.n_chunks(n_rows(X), scale=4)
+    # Larger chunks than PreDecomp's: every chunk costs one TreeSHAP call per
+    # iteration, and the boosters' per-call overhead adds up over hundreds.
+    chunks = reader.iter_leaves(X, scale=4)
+    kernels = _gradient_kernels(reader)
+    patterns = kernels is not None and reader.has_treeshap_rows(X)
+    if patterns and verbose:
+        chunks = progress(
+            chunks,
+            total=n_chunks,
+            desc="tree_inner (treeshap), by leaf patterns",
+            verbose=verbose,
+            unit="chunk",
+        )
+    for c, (start, stop, X_chunk, leaves) in enumerate(chunks):
+        if kernels is not None:
+            residual = kernels.iteration_gradients(leaves, y[start:stop])
+        else:
+            residual = ens.iteration_gradients(leaves, y[start:stop])  # (n, R, K)
+        residual *= -1.0 / ens.iteration_learning_rate[:, None]
+        if w is not None:
+            residual *= w[start:stop, None, None]
+        if patterns:
+            got = kernels.treeshap_terms(
+                reader.treeshap_rows(X_chunk),
+                leaves,
+                ens.per_tree(residual),
+                per_sample,
+            )
+            if got is not None:
+                if per_sample:
+                    z[start:stop] += got
+                else:
+                    scores += got
+                continue
+            patterns = False  # the booster's own TreeSHAP from here on
+        rounds = reader.iteration_shap(X_chunk)
+        if verbose:
+            desc = "tree_inner (treeshap)"
+            if n_chunks > 1:
+                desc += f", rows {c + 1}/{n_chunks}"
+            rounds = progress(
+                rounds,
+                total=ens.n_iterations,
+                desc=desc,
+                verbose=verbose,
+                unit="iteration",
+            )
+        for r, phi in rounds:
+            if per_sample:
+                z[start:stop] += np.einsum("ik,ikj->ij", residual[:, r, :], phi)
+            else:
+                scores[r] += np.einsum("ik,ikj->j", residual[:, r, :], phi)
+    if per_sample:
+        return z
+    return scores if per_iteration else scores.sum(axis=0)
+
+
+def row_terms(reader, X, n, y, w, *, attribution, verbose=0):
+    """Each row's term z_ik of the TreeInner score: (n, n_features).
+
+    ``tree_inner(..., per_sample=True)`` of rows that passed ``reader.rows``,
+    with either attribution; the column sums are the scores (Eq. 21).
+    """
+    if attribution == "treeshap":
+        return treeshap_terms(reader, X, y, w, per_sample=True, verbose=verbose)
+    return predecomp_row_terms(reader, X, n, y, w, verbose=verbose)
+
+
+def partial_sums(reader, X, y, w, *, attribution):
+    """Map rows that passed ``reader.rows`` to TreeInner's partial sums.
+
+    Per-leaf residual sums (``"predecomp"``, shape (n_nodes,)) or per-round
+    scores (``"treeshap"``, shape (n_iterations, n_features)). Sums of row
+    partitions add up; :func:`scores_from_sums` turns their total into scores.
+    An empty partition adds zeros.
+    """
+    ens = reader.ensemble
+    if n_rows(X) == 0:
+        if attribution == "treeshap":
+            return np.zeros((ens.n_iterations, ens.n_features))
+        return np.zeros(ens.n_nodes)
+    if attribution == "treeshap":
+        return treeshap_terms(reader, X, y, w, per_iteration=True)
+    return leaf_residual_sums(reader, X, y, w)
+
+
+def scores_from_sums(ens, total, *, attribution, per_iteration=False):
+    """Reduce the added :func:`partial_sums` to TreeInner scores."""
+    if attribution == "treeshap":
+        return total if per_iteration else total.sum(axis=0)
+    return scores_from_leaf_sums(ens, total, per_iteration=per_iteration)
