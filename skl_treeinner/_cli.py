@@ -11,8 +11,6 @@ argparse's own usage errors exit with status 2.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 import textwrap
 import warnings
@@ -28,14 +26,26 @@ from ._cli_data import (
     CLIError,
     check_columns,
     cli_import,
+    column_list,
     data_kind,
+    fraction,
+    job_count,
     one_line,
     output_path,
+    positive_float,
+    positive_int,
     prepare_features,
     read_data,
     task_of,
+    write_scores,
 )
-from ._cutoff import parse_max_features, parse_threshold, resolve_max_features
+from ._cutoff import (
+    option_type,
+    parse_alpha,
+    parse_max_features,
+    parse_threshold,
+    resolve_max_features,
+)
 from ._readers import DEFAULT_BOOSTER_PARAMS, LIBRARIES
 from ._report import format_table, score_table
 from ._validation import MANY_CLASSES
@@ -82,84 +92,6 @@ folds it scored above 0, and whether it is selected.
 
 
 # -- argument parsing --------------------------------------------------------------
-def _threshold(text: str):
-    """Read ``--threshold`` as the selector's ``threshold``: a number, or 'mean'..."""
-    try:
-        return parse_threshold(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from e
-
-
-def _alpha(text: str):
-    """Read ``--alpha``: a level in (0, 1), or 'none' to turn the test off."""
-    if text.strip().lower() == "none":
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a significance level: pass a number between 0 and "
-            "1 (such as 0.05), or 'none' to select on the score alone"
-        )
-    return value
-
-
-def _max_features(text: str):
-    """Read ``--max-features`` as the selector's ``max_features`` reads numbers."""
-    try:
-        return parse_max_features(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from e
-
-
-def _column_list(text: str) -> list[str]:
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError(f"{text!r} names no column")
-    return names
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
-def _n_jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value == 0:
-        raise argparse.ArgumentTypeError(
-            "0 runs nothing; pass 1 or more folds at once, or -1 for all cores"
-        )
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be above 0")
-    return value
-
-
-def _fraction(text: str) -> float:
-    value = _positive_float(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at most 1")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser of ``skl-treeinner``.
 
@@ -228,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     select.add_argument(
         "--drop",
         action="append",
-        type=_column_list,
+        type=column_list,
         default=[],
         metavar="COL[,COL...]",
         help="columns to leave out (identifiers, leaks, free text); repeat it or "
@@ -260,28 +192,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     model.add_argument(
         "--n-estimators",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_BOOSTER_PARAMS["n_estimators"],
         metavar="N",
         help="boosting rounds (default %(default)s)",
     )
     model.add_argument(
         "--learning-rate",
-        type=_positive_float,
+        type=positive_float,
         default=DEFAULT_BOOSTER_PARAMS["learning_rate"],
         metavar="ETA",
         help="learning rate (default %(default)s)",
     )
     model.add_argument(
         "--max-depth",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_BOOSTER_PARAMS["max_depth"],
         metavar="D",
         help="depth of each tree (default %(default)s)",
     )
     model.add_argument(
         "--colsample",
-        type=_fraction,
+        type=fraction,
         default=DEFAULT_BOOSTER_PARAMS["colsample"],
         metavar="F",
         help="fraction of the features each tree may use (hgb: each split; "
@@ -298,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scoring.add_argument(
         "--cv",
-        type=_positive_int,
+        type=positive_int,
         default=5,
         metavar="K",
         help="cross-fit over K folds (default 5); 1 fits once on a random half "
@@ -306,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scoring.add_argument(
         "--alpha",
-        type=_alpha,
+        type=option_type(parse_alpha),
         default=0.05,
         metavar="A",
         help="keep the features whose one-sided p-value is below A (default "
@@ -314,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scoring.add_argument(
         "--threshold",
-        type=_threshold,
+        type=option_type(parse_threshold),
         default=0.0,
         metavar="T",
         help="and scoring above T: a number (default 0), 'mean', "
@@ -322,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scoring.add_argument(
         "--max-features",
-        type=_max_features,
+        type=option_type(parse_max_features),
         default=None,
         metavar="N",
         help="keep at most N of them, the best first (an integer, or a fraction "
@@ -337,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scoring.add_argument(
         "--n-jobs",
-        type=_n_jobs,
+        type=job_count,
         default=None,
         metavar="J",
         help="folds fitted at once (default: the thread policy, folds in "
@@ -345,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scoring.add_argument(
         "--threads",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="T",
         help="threads of each booster fit (default: the thread policy, the "
@@ -527,7 +459,7 @@ def _select(args) -> None:
         + (", ".join(names) if names else "none")
     )
     if out is not None:
-        _write_scores(pd, out, table, selector, args, task)
+        write_scores(pd, out, table, selector, args, task)
         _notice(args, f"wrote the score table to {out}")
     if out_data is not None:
         subset = frame[[*names, args.target]]
@@ -566,56 +498,6 @@ def _make_estimator(args, classifier: bool):
 
 
 # -- output ------------------------------------------------------------------------
-def _write_scores(pd, path: Path, table, selector, args, task) -> None:
-    if path.suffix.lower() == ".json":
-        document = {
-            "data": str(args.data),
-            "target": args.target,
-            "task": task,
-            "estimator": args.estimator,
-            "attribution": args.attribution,
-            "n_splits": int(selector.split_scores_.shape[0]),
-            "n_scored_rows": float(selector.n_scored_rows_),
-            "alpha": args.alpha,
-            # JSON has no infinity: --threshold -inf is written as a string
-            "threshold": (
-                float(selector.threshold_)
-                if math.isfinite(selector.threshold_)
-                else str(selector.threshold_)
-            ),
-            "selected": [row["feature"] for row in table if row["selected"]],
-            "features": [
-                {
-                    key: value
-                    for key, value in row.items()
-                    if key not in ("n_splits", "column")
-                }
-                for row in table
-            ],
-        }
-        path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
-        return
-    records = []
-    for row in table:
-        record = {
-            key: row[key]
-            for key in (
-                "rank",
-                "feature",
-                "score",
-                "score_se",
-                "pvalue",
-                "split_sd",
-                "positive_splits",
-                "selected",
-            )
-        }
-        for i, value in enumerate(row["split_scores"], 1):
-            record[f"split_{i}"] = value
-        records.append(record)
-    pd.DataFrame.from_records(records).to_csv(path, index=False)
-
-
 def _save_plot(selector, path: Path, target: str) -> None:
     import matplotlib
 

@@ -1,12 +1,17 @@
 """The command line's data handling: reading DATA, checking columns and the target.
 
 Everything here reports a user's mistake as :class:`CLIError`, which
-``skl-treeinner`` prints as one line, ``skl-treeinner: error: ...``.
+``skl-treeinner`` prints as one line, ``skl-treeinner: error: ...``. Beside
+it: the plain option types of ``select`` (the cut-off's are in ``_cutoff``),
+whose mistakes argparse reports, and the writer of the score table (``--out``).
 """
 
 from __future__ import annotations
 
+import argparse
 import difflib
+import json
+import math
 import warnings
 from pathlib import Path
 
@@ -19,12 +24,18 @@ __all__ = [
     "CLIError",
     "check_columns",
     "cli_import",
+    "column_list",
     "data_kind",
+    "fraction",
+    "job_count",
     "one_line",
     "output_path",
+    "positive_float",
+    "positive_int",
     "prepare_features",
     "read_data",
     "task_of",
+    "write_scores",
 ]
 
 #: File types ``select`` reads, by suffix.
@@ -43,6 +54,141 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
 class CLIError(Exception):
     """A mistake of the user's, reported as one line on stderr."""
+
+
+# -- option types (argparse reports their ArgumentTypeError as a usage error) ------
+def column_list(text: str) -> list[str]:
+    """Read ``--drop``: column names separated by commas.
+
+    Parameters
+    ----------
+    text : str
+        The option's value, such as ``"id,name"``.
+
+    Returns
+    -------
+    names : list of str
+        The names, stripped, empty ones left out.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If ``text`` names no column.
+    """
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"{text!r} names no column")
+    return names
+
+
+def positive_int(text: str) -> int:
+    """Read an integer option that must be at least 1 (``--cv``, ``--threads``).
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+
+    Returns
+    -------
+    value : int
+        The integer.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If ``text`` is not an integer, or is below 1.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def job_count(text: str) -> int:
+    """Read ``--n-jobs``: folds fitted at once, any integer but 0 (-1: all cores).
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+
+    Returns
+    -------
+    value : int
+        The integer, never 0.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If ``text`` is not an integer, or is 0.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            "0 runs nothing; pass 1 or more folds at once, or -1 for all cores"
+        )
+    return value
+
+
+def positive_float(text: str) -> float:
+    """Read a number option that must be above 0 (``--learning-rate``).
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+
+    Returns
+    -------
+    value : float
+        The number.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If ``text`` is not a number, or is not above 0.
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be above 0")
+    return value
+
+
+def fraction(text: str) -> float:
+    """Read a fraction option in (0, 1] (``--colsample``).
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+
+    Returns
+    -------
+    value : float
+        The fraction.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If ``text`` is not a number in (0, 1].
+    """
+    value = positive_float(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at most 1")
+    return value
+
+
+# -- data --------------------------------------------------------------------------
 
 
 def one_line(error: BaseException) -> str:
@@ -221,3 +367,71 @@ def task_of(pd, y, requested: str, name: str) -> str:
             stacklevel=2,
         )
     return "classification"
+
+
+def write_scores(pd, path: Path, table, selector, args, task: str) -> None:
+    """Write the score table of ``select`` to ``path`` (``--out``).
+
+    Parameters
+    ----------
+    pd : module
+        pandas.
+    path : pathlib.Path
+        A ``.json`` file (the run's settings, the selection and one record per
+        feature) or a ``.csv`` file (one row per feature, a column per split).
+    table : list of dict
+        The rows of :func:`~skl_treeinner._report.score_table`.
+    selector : TreeInnerSelector
+        The fitted selector.
+    args : argparse.Namespace
+        The parsed options of ``select``.
+    task : str
+        ``"regression"`` or ``"classification"``.
+    """
+    if path.suffix.lower() == ".json":
+        document = {
+            "data": str(args.data),
+            "target": args.target,
+            "task": task,
+            "estimator": args.estimator,
+            "attribution": args.attribution,
+            "n_splits": int(selector.split_scores_.shape[0]),
+            "n_scored_rows": float(selector.n_scored_rows_),
+            "alpha": args.alpha,
+            # JSON has no infinity: --threshold -inf is written as a string
+            "threshold": (
+                float(selector.threshold_)
+                if math.isfinite(selector.threshold_)
+                else str(selector.threshold_)
+            ),
+            "selected": [row["feature"] for row in table if row["selected"]],
+            "features": [
+                {
+                    key: value
+                    for key, value in row.items()
+                    if key not in ("n_splits", "column")
+                }
+                for row in table
+            ],
+        }
+        path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
+        return
+    records = []
+    for row in table:
+        record = {
+            key: row[key]
+            for key in (
+                "rank",
+                "feature",
+                "score",
+                "score_se",
+                "pvalue",
+                "split_sd",
+                "positive_splits",
+                "selected",
+            )
+        }
+        for i, value in enumerate(row["split_scores"], 1):
+            record[f"split_{i}"] = value
+        records.append(record)
+    pd.DataFrame.from_records(records).to_csv(path, index=False)

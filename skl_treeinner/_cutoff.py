@@ -4,11 +4,14 @@ Pure functions of the scores and the selector's ``threshold`` and
 ``max_features``, so that :class:`~skl_treeinner.TreeInnerSelector`
 re-selects on ``set_params`` without refitting (as ``SelectFromModel`` does
 for its threshold),
-and the command line parses its options into exactly what the selector takes.
+and the command line parses its options (``--alpha``, ``--threshold``,
+``--max-features``) into exactly what the selector takes.
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,6 +27,8 @@ __all__ = [
     "check_alpha",
     "MAX_FEATURES_CONSTRAINTS",
     "THRESHOLD_CONSTRAINTS",
+    "option_type",
+    "parse_alpha",
     "parse_max_features",
     "parse_threshold",
     "rank",
@@ -182,3 +187,74 @@ def parse_max_features(text: str):
             "nor a fraction of them in (0, 1]"
         ) from None
     return value
+
+
+def parse_alpha(text: str):
+    """Read ``alpha`` written as text: a level in (0, 1), or ``"none"``.
+
+    Parameters
+    ----------
+    text : str
+        A number strictly between 0 and 1, or ``"none"`` (any case) to turn
+        the test off.
+
+    Returns
+    -------
+    alpha : float or None
+        The significance level, or None for ``"none"``.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is neither.
+
+    Examples
+    --------
+    >>> parse_alpha("0.01")
+    0.01
+    >>> parse_alpha(" None ") is None
+    True
+    """
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise ValueError(
+            f"{text!r} is not a significance level: pass a number between 0 and "
+            "1 (such as 0.05), or 'none' to select on the score alone"
+        )
+    return value
+
+
+def option_type(parse):
+    """Make a parser of this module an argparse ``type`` of the command line.
+
+    Parameters
+    ----------
+    parse : callable
+        :func:`parse_alpha`, :func:`parse_threshold` or
+        :func:`parse_max_features`: text to value, ``ValueError`` otherwise.
+
+    Returns
+    -------
+    read : callable
+        ``parse``, its ``ValueError`` raised as ``argparse.ArgumentTypeError``
+        so that argparse reports the message itself as a usage error.
+
+    Examples
+    --------
+    >>> option_type(parse_threshold)("0.5*mean")
+    '0.5*mean'
+    """
+
+    @functools.wraps(parse)
+    def read(text: str):
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from e
+
+    return read
