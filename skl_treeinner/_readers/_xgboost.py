@@ -21,21 +21,21 @@ Inner-node values are computed by the recurrence of Eq. 23 from the leaf
 values and ``sum_hessian`` rather than read from ``base_weights``, whose
 meaning at leaves differs between tree methods; ``eta * base_weights`` is used
 to cross-check them, which also catches learning-rate schedules and leaf
-refreshes that would make p̂ wrong.
+refreshes that would make p̂ wrong (all in ``_xgboost_node_values``).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 
 import numpy as np
 
 from .. import _objectives as obj
-from .._ensemble import SplitRule, TreeEnsemble, node_values_from_leaves
+from .._ensemble import SplitRule, TreeEnsemble
 from . import _ubjson as ubjson
 from ._base import ModelReader, feature_names_of, n_rows
+from ._xgboost_node_values import NodeStats, leaf_settings, node_values
 
 __all__ = ["XGBoostReader"]
 
@@ -103,86 +103,6 @@ def _intercept(base_score: str, objective_name: str, n_outputs: int) -> np.ndarr
     elif objective_name in _LOG:
         values = np.log(values)
     return values
-
-
-class _NodeStats:
-    """Per-node statistics of all trees, to recover p̂, λ and α exactly.
-
-    XGBoost stores leaf values (shrunk) and, at inner nodes, the unshrunk
-    weight w_t = -G_t / (H_t + λ) together with H_t. Since G_t = G_l + G_r,
-    these determine λ and each tree's learning rate α_m without the training
-    configuration, which XGBoost does not save with the model.
-    """
-
-    def __init__(self, left, right, is_leaf, leaf_value, cover, weight, tree):
-        self.left, self.right, self.is_leaf = left, right, is_leaf
-        self.leaf_value, self.cover = leaf_value, cover
-        self.weight, self.tree = weight, tree
-        self.inner = np.flatnonzero(~is_leaf)
-        self.n_trees = int(tree[-1]) + 1
-
-    def values(self, lam: float) -> np.ndarray:
-        """p̂ at every node: leaf values, then the Eq. 23 recurrence."""
-        return node_values_from_leaves(
-            self.left, self.right, self.leaf_value, self.cover, lam
-        )
-
-    def _errors(self, value, learning_rate):
-        t = self.inner
-        scale = np.zeros(self.n_trees)
-        np.maximum.at(scale, self.tree, np.abs(value))
-        err = np.abs(value[t] - learning_rate[self.tree[t]] * self.weight[t])
-        return err / (1e-4 * scale[self.tree[t]] + 1e-12)
-
-    def consistent(self, value, learning_rate) -> bool:
-        """Whether p̂ = α_m · w_t at every inner node, to float32 precision."""
-        return self.inner.size == 0 or bool(
-            np.all(self._errors(value, learning_rate) <= 1)
-        )
-
-    def worst_tree(self, value, learning_rate) -> int:
-        """Tree of the inner node that fits p̂ = α_m · w_t worst."""
-        return int(self.tree[self.inner[np.argmax(self._errors(value, learning_rate))]])
-
-    def infer_lambda(self, default: float) -> float:
-        """λ from inner nodes whose children are inner nodes too.
-
-        -w_t (H_t + λ) = -w_l (H_l + λ) - w_r (H_r + λ) gives, per node,
-        λ (w_t - w_l - w_r) = w_l H_l + w_r H_r - w_t H_t; solved by least
-        squares over all such nodes. Trees of depth <= 1 carry no such node;
-        then ``default`` is kept.
-        """
-        t = self.inner
-        left, right = self.left[t], self.right[t]
-        both = ~self.is_leaf[left] & ~self.is_leaf[right]
-        t, left, right = t[both], left[both], right[both]
-        if t.size == 0:
-            return default
-        w, h = self.weight, self.cover
-        d = w[t] - w[left] - w[right]
-        rhs = w[left] * h[left] + w[right] * h[right] - w[t] * h[t]
-        if not np.any(d):
-            return default
-        lam = max(float(d @ rhs / (d @ d)), 0.0)
-        return default if abs(lam - default) <= 1e-4 * max(1.0, default) else lam
-
-    def infer_learning_rate(self, value, default: float, indptr) -> np.ndarray:
-        """α by least squares of p̂ on w over the inner nodes of each iteration.
-
-        All trees of one boosting iteration share a learning rate; returns it
-        per tree, shape (n_trees,).
-        """
-        t = self.inner
-        n_iter = len(indptr) - 1
-        iteration = np.repeat(np.arange(n_iter), np.diff(indptr))[self.tree[t]]
-        num = np.bincount(iteration, value[t] * self.weight[t], n_iter)
-        den = np.bincount(iteration, self.weight[t] ** 2, n_iter)
-        rate = np.full(n_iter, default)
-        has = den > 0
-        rate[has] = num[has] / den[has]
-        # Keep the configured value exactly where it fits.
-        rate[np.abs(rate / default - 1) <= 1e-5] = default
-        return np.repeat(rate, np.diff(indptr))
 
 
 class XGBoostReader(ModelReader):
@@ -326,14 +246,8 @@ class XGBoostReader(ModelReader):
                 "are not supported; use multi_strategy='one_output_per_tree'."
             )
         tparam = gbm["tree_train_param"]
-        # Each tree of a boosted forest is shrunk by eta / num_parallel_tree.
         n_parallel = int(model["gbtree_model_param"].get("num_parallel_tree", 1))
-        eta = float(tparam["eta"]) / n_parallel
-        lam = float(tparam["lambda"])
-        alpha = float(tparam["alpha"])
-        max_delta_step = float(tparam["max_delta_step"])
-        monotone = re.sub(r"[^0-9-]", " ", tparam.get("monotone_constraints", ""))
-        has_monotone = any(int(v) != 0 for v in monotone.split())
+        settings = leaf_settings(tparam, n_parallel)
 
         sizes = np.array([len(t["left_children"]) for t in trees], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes)])
@@ -367,40 +281,18 @@ class XGBoostReader(ModelReader):
             per_round = len(trees) // booster.num_boosted_rounds()
             indptr = np.arange(0, len(trees) + 1, per_round)
         indptr = np.asarray(indptr, dtype=np.int64)
-        stats = _NodeStats(left, right, is_leaf, leaf_value, cover, base_weights, tree)
-
-        lost = []
-        if alpha > 0:
-            lost.append(f"reg_alpha={alpha:g} (L1 shrinks leaf values)")
-        if has_monotone:
-            lost.append("monotone_constraints (leaf values were bounded)")
-        learning_rate = np.full(len(trees), eta)
-        value = stats.values(lam)
-        if max_delta_step > 0:
-            weights = np.where(is_leaf, value / eta, base_weights)
-            if np.any(np.abs(weights) >= max_delta_step * (1 - 1e-6)):
-                lost.append(
-                    f"max_delta_step={max_delta_step:g} (some leaf values were clipped)"
-                )
-        if not lost and not stats.consistent(value, learning_rate):
-            # The configuration does not describe these trees: the model was
-            # loaded from a file (XGBoost saves no training parameters), or
-            # eta or lambda changed during training. Infer both from the trees.
-            lam = stats.infer_lambda(default=lam)
-            value = stats.values(lam)
-            learning_rate = stats.infer_learning_rate(value, eta, indptr)
-            if not stats.consistent(value, learning_rate):
-                raise ValueError(
-                    f"Tree {stats.worst_tree(value, learning_rate)} of the XGBoost "
-                    "model does not have ℓ2-regularised node values p̂ = -αG/(H+λ) "
-                    "with one learning rate per tree, so PreDecomp and TreeInner "
-                    "cannot be computed exactly. This happens with reg_lambda "
-                    "changed between training continuations, leaf-refreshing "
-                    "updaters (process_type='update'), and, for a model loaded "
-                    "from a file (which keeps no training parameters), with "
-                    "reg_alpha > 0, a binding max_delta_step or monotone "
-                    "constraints. Refit without them."
-                )
+        stats = NodeStats(
+            left,
+            right,
+            is_leaf,
+            leaf_value=leaf_value,
+            cover=cover,
+            weight=base_weights,
+            tree=tree,
+        )
+        value, learning_rate, lam, lost = node_values(
+            stats, settings, indptr, len(trees)
+        )
         self.lost_identities = lost
 
         n_outputs = objective.n_outputs
