@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ._dask import is_dask_collection, predecomp_dask
+from ._engines import engine_for
 from ._readers import read_model
-from ._scoring import predecomp_rows, shaped
 from ._validation import check_params
 
 __all__ = ["predecomp"]
@@ -85,9 +84,4 @@ def predecomp(model, X, *, return_bias=False):
         "predecomp", {"return_bias": ["boolean"]}, {"return_bias": return_bias}
     )
     reader = read_model(model)
-    if is_dask_collection(X):
-        return predecomp_dask(reader, X, return_bias=return_bias)
-    X, n, _, _ = reader.rows(X)
-    return shaped(
-        predecomp_rows(reader, X, n), reader.ensemble, return_bias=return_bias
-    )
+    return engine_for(X).predecomp(reader, X, return_bias=return_bias)

@@ -18,6 +18,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import expit, softmax
 
+from ._engines import refuse_others
 from ._kernels import kernels_for
 from ._readers import read_model
 from ._scoring import predecomp_scores, treeshap_terms
@@ -267,6 +268,7 @@ def global_importance(
         {"random_state": random_state},
     )
     reader = read_model(model)
+    refuse_others(X, y, sample_weight, what="This function")
     if spec.in_sample:
         return spec.compute(reader, X, y, sample_weight)
     X, _, y, w = reader.rows(X, y, sample_weight)

@@ -16,7 +16,7 @@ from ._optional import optional_module
 
 T = TypeVar("T")
 
-__all__ = ["progress"]
+__all__ = ["progress", "write_line"]
 
 # Plain lines: at most this many per loop (plus the last), so a loop over 1000
 # iterations does not flood a log file.
@@ -78,3 +78,12 @@ def _plain(iterable: Iterable[T], total, desc, unit) -> Iterator[T]:
                 file=sys.stderr,
                 flush=True,
             )
+
+
+def write_line(bar, line: str) -> None:
+    """Print ``line`` to stderr without breaking a tqdm bar in progress."""
+    write = getattr(bar, "write", None)
+    if write is not None:
+        write(line, file=sys.stderr)
+    else:
+        print(line, file=sys.stderr, flush=True)

@@ -1,53 +1,40 @@
 """TreeInnerSelector: keep the features whose TreeInner score on held-out rows is high.
 
-The estimator: parameters, input checks, the fitted attributes and the
-selection. How each split is fitted and scored is in ``_crossfit``; which
-features are kept, given the scores, is in ``_cutoff`` (pure functions, so
-that ``set_params(threshold=...)`` re-selects without refitting). Nothing here
-knows a boosting library: that is the reader registry's job.
+The estimator: its parameters, the plan its ``fit`` decides once
+(:class:`~skl_treeinner._plan.SelectionPlan`: the booster, its kind, the
+seeds) and hands to the engine of the data (``_engines``: in memory, Dask),
+which checks, fits and scores the splits and returns the fitted statistics.
+Which features are kept, given them, is in ``_selection`` and ``_cutoff``
+(pure functions, so that ``set_params(threshold=...)`` re-selects without
+refitting). Nothing here knows a boosting library (the reader registry's job)
+or an engine (the dispatch's).
 """
 
 from __future__ import annotations
 
-import copy
-import functools
-import warnings
 from numbers import Integral
 
-import numpy as np
 from sklearn.base import (
     BaseEstimator,
     MetaEstimatorMixin,
     _fit_context,
 )
-from sklearn.exceptions import NotFittedError
 from sklearn.feature_selection import SelectorMixin
 from sklearn.model_selection import check_cv
-from sklearn.utils import _safe_indexing, check_random_state, metadata_routing
+from sklearn.utils import check_random_state, metadata_routing
 from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
-from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
 )
-from sklearn.utils.validation import (
-    check_is_fitted,
-    validate_data,
-)
 
-from . import _crossfit, _cutoff, _inference
-from ._crossfit import EARLY_STOPPING_FRACTION
-from ._dask import is_dask_collection
-from ._readers import default_estimator, reader_class
-from ._validation import (
-    check_fit_input,
-    check_prefit,
-    check_target_suits_estimator,
-    is_pandas_df,
-    is_polars_df,
-    target_is_classes,
-    warn_many_integer_classes,
-)
+from . import _cutoff
+from ._engines import engine_for_any
+from ._plan import EARLY_STOPPING_FRACTION, SelectionPlan, is_classifier
+from ._readers import default_estimator
+from ._selection import SelectionMixin
+from ._splits import int_splitter
+from ._validation import target_is_classes
 
 __all__ = ["EARLY_STOPPING_FRACTION", "TreeInnerSelector"]
 
@@ -68,7 +55,9 @@ _FITTED = (
 )
 
 
-class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
+class TreeInnerSelector(
+    SelectionMixin, SelectorMixin, MetaEstimatorMixin, BaseEstimator
+):
     """Select features by their TreeInner score on rows the booster never saw.
 
     A gradient-boosted tree model is fitted on part of the rows, and every
@@ -417,249 +406,39 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
         for name in _FITTED:
             self.__dict__.pop(name, None)
         try:
-            if any(is_dask_collection(a) for a in (X, y, sample_weight)):
-                from ._dask_selector import fit_dask
-
-                fitted = fit_dask(self, X, y, sample_weight, groups, fit_params)
-                self._store(fitted, X)
-            else:
-                self._fit(X, y, sample_weight, groups, fit_params)
+            # The engine of the data (in memory, Dask) checks, fits and scores
+            # the plan; only its fitted statistics are stored.
+            engine = engine_for_any(X, y, sample_weight)
+            plan = self._plan(engine, X, y, sample_weight, groups, fit_params)
+            self._store(engine.fit_selector(plan), X)
         except BaseException:
             for name in _FITTED:
                 self.__dict__.pop(name, None)
             raise
         return self
 
-    def _fit(self, X, y, sample_weight, groups, fit_params):
+    def _plan(self, engine, X, y, sample_weight, groups, fit_params):
+        """Decide once what the engine fits: the booster, its kind, the seeds."""
         rng = check_random_state(self.random_state)
         split_seed, booster_seed = (int(s) for s in rng.randint(2**31 - 1, size=2))
         if self.estimator is None:
             classifier = y is not None and target_is_classes(y)
-            base = default_estimator(classifier, booster_seed)
+            estimator = engine.default_estimator(classifier, booster_seed)
         else:
-            base = self.estimator
-            classifier = _crossfit.is_classifier(base)
-        final = _crossfit.check_supported(base)
-        X, y, weight = check_fit_input(
-            self,
-            X,
-            y,
-            sample_weight,
-            reader=reader_class(final) if final is base else None,
+            estimator, classifier = self.estimator, is_classifier(self.estimator)
+        return SelectionPlan(
+            selector=self,
+            X=X,
+            y=y,
+            sample_weight=sample_weight,
+            groups=groups,
+            fit_params=fit_params,
+            estimator=estimator,
+            classifier=classifier,
+            default=self.estimator is None,
+            split_seed=split_seed,
+            rng=rng,
         )
-        if self.estimator is None and classifier:
-            warn_many_integer_classes(y)
-        y_fit = check_target_suits_estimator(y, classifier, final)
-        _crossfit.check_groups(groups, y.shape[0])
-
-        if self.prefit:
-            tests = [np.arange(y.shape[0])]
-            _crossfit.check_scoring_rows(tests, weight)
-            contributions, fitted = self._score_prefit(X, y, weight, base)
-            estimators = [fitted]
-        else:
-            if classifier:  # 0..K-1, as XGBoost requires
-                y_fit = np.unique(y_fit, return_inverse=True)[1].astype(np.int64)
-            plan, split_params = _crossfit.make_plan(
-                self,
-                base,
-                X,
-                y_fit,
-                weight,
-                sample_weight=sample_weight,
-                groups=groups,
-                fit_params=fit_params,
-            )
-            splits = _crossfit.make_splits(
-                X,
-                y_fit,
-                cv=self.cv,
-                validation_fraction=self.validation_fraction,
-                classifier=classifier,
-                labels=np.unique(y) if classifier else None,
-                groups=groups,
-                split_params=split_params,
-                seed=split_seed,
-            )
-            jobs = _crossfit.make_jobs(
-                splits,
-                y=y_fit,
-                classifier=classifier,
-                es_reader=plan.es_reader,
-                seeds=rng.randint(2**31 - 1, size=len(splits)),
-            )
-            tests = [job.test for job in jobs]
-            _crossfit.check_scoring_rows(tests, weight)
-            estimators, contributions = _crossfit.run_splits(
-                plan,
-                jobs,
-                n_jobs=self.n_jobs,
-                verbose=self.verbose,
-                name=type(self).__name__,
-            )
-
-        test = _inference.one_sided_test(
-            _inference.pool_rows(y.shape[0], tests, contributions, weight, groups)
-        )
-        split_scores = np.vstack([z.sum(axis=0) for z in contributions])
-        fitted = {
-            "estimators_": estimators,
-            "estimator_": estimators[0],
-            "split_scores_": split_scores,
-            "scores_": split_scores.sum(axis=0),
-            "scores_se_": test.se,
-            "pvalues_": test.pvalues,
-            "n_scored_rows_": test.n_rows,
-        }
-        self._store(fitted, X)
-
-    def _store(self, fitted, X):
-        """Set the fitted attributes, then the ranking and the cut-off's inputs."""
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.ranking_ = _cutoff.rank(self.scores_)
-        self.max_features_ = _cutoff.resolve_max_features(
-            self.max_features, self.n_features_in_, X
-        )
-        self._fitted_max_features = self.max_features
-        # The cut-off is derived on demand; evaluate it once, so that a bad
-        # threshold or max_features fails fit rather than transform.
-        _ = self.support_
-
-    def _score_prefit(self, X, y, weight, base):
-        check_prefit(self, base)
-        fitted = copy.deepcopy(base)
-        contributions = _crossfit.score_features(
-            fitted,
-            X,
-            y,
-            sample_weight=weight,
-            attribution=self.attribution,
-            n_features_in=self.n_features_in_,
-            feature_names_in=getattr(self, "feature_names_in_", None),
-        )
-        return [contributions], fitted
-
-    # -- selection ---------------------------------------------------------------
-    @property
-    def threshold_(self) -> float:
-        """The threshold the scores are compared with, from the current ``threshold``.
-
-        Derived from ``scores_``, so ``set_params(threshold=...)`` takes effect
-        without refitting.
-        """
-        check_is_fitted(self, "scores_")
-        return _cutoff.threshold_value(self.scores_, self.threshold)
-
-    @property
-    def support_(self) -> np.ndarray:
-        """The selected features, from the fitted statistics and the current cut-off.
-
-        Changing ``alpha``, ``threshold`` or ``max_features`` with
-        ``set_params`` re-selects without refitting; a callable
-        ``max_features`` is evaluated on the X given to ``fit``
-        (``max_features_``), so changing it to another callable needs a new
-        ``fit``.
-        """
-        check_is_fitted(self, "scores_")
-        if callable(self.max_features):
-            if self.max_features is not self._fitted_max_features:
-                raise NotFittedError(
-                    "max_features was set to a new callable after fit; it is "
-                    "evaluated on the X given to fit, so call fit again."
-                )
-            count = self.max_features_
-        else:
-            count = _cutoff.resolve_max_features(self.max_features, self.n_features_in_)
-        return _cutoff.select(
-            self.scores_,
-            self.threshold_,
-            count,
-            pvalues=self.pvalues_,
-            alpha=_cutoff.check_alpha(self.alpha),
-        )
-
-    def _get_support_mask(self):
-        check_is_fitted(self, "scores_")
-        return self.support_
-
-    def transform(self, X):
-        """Reduce X to the selected features, keeping data-frame dtypes.
-
-        Parameters
-        ----------
-        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
-            The same features, in the same order (and with the same names),
-            as seen in ``fit``.
-
-        Returns
-        -------
-        X_selected : ndarray, sparse matrix or DataFrame
-            The selected columns. With ``set_output(transform="pandas")`` or
-            ``"polars"`` and a data-frame X, the columns keep their dtypes
-            (categorical columns stay categorical). A Dask array or DataFrame
-            gives the same, lazy and partitioned like X.
-
-        Raises
-        ------
-        ValueError
-            If X has a different number of features, or different names, than
-            at fit time.
-
-        References
-        ----------
-        Paper 000, Sec. 4: features are kept by their held-out TreeInner
-        score (Eq. 21).
-
-        Examples
-        --------
-        >>> import numpy as np, pandas as pd, xgboost as xgb
-        >>> from skl_treeinner import TreeInnerSelector
-        >>> rng = np.random.default_rng(0)
-        >>> X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
-        >>> X["d"] = pd.Categorical(rng.choice(["u", "v"], size=300))
-        >>> y = X["a"].to_numpy() + rng.normal(size=300)
-        >>> est = xgb.XGBRegressor(n_estimators=20, enable_categorical=True)
-        >>> sel = TreeInnerSelector(
-        ...     est, alpha=None, threshold=-np.inf, max_features=2
-        ... )
-        >>> sel = sel.set_output(transform="pandas").fit(X, y)
-        >>> out = sel.transform(X)
-        >>> out.shape[1], "a" in out.columns
-        (2, True)
-        """
-        dask_input = is_dask_collection(X)
-        dense = _get_output_config("transform", estimator=self)["dense"]
-        if not dask_input and (
-            dense == "default" or not (is_pandas_df(X) or is_polars_df(X))
-        ):
-            return super().transform(X)
-        if dask_input:
-            from ._dask_selector import meta
-
-            validate_data(self, meta(X), skip_check_array=True, reset=False)
-        else:
-            validate_data(self, X, skip_check_array=True, reset=False)
-        mask = self.get_support()
-        if not mask.any():
-            warnings.warn(
-                "No features were selected: either the data is too noisy or the "
-                "selection test too strict.",
-                UserWarning,
-                stacklevel=2,
-            )
-        if dask_input:  # lazy: the same kind of collection, same partitions
-            from ._dask_selector import select_dask
-
-            return select_dask(X, mask)
-        out = _safe_indexing(X, np.flatnonzero(mask), axis=1)
-        if dense == "pandas" and is_polars_df(out):
-            out = out.to_pandas()
-        elif dense == "polars" and is_pandas_df(out):
-            import polars as pl
-
-            out = pl.from_pandas(out)
-        return out
 
     # -- scikit-learn plumbing ---------------------------------------------------
     def get_metadata_routing(self):
@@ -704,7 +483,7 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
             # An int cv takes groups when given (GroupKFold and its stratified
             # version), so it is routed as a splitter that consumes them.
             splitter = (
-                _crossfit.int_splitter(self.cv, False, grouped=True)
+                int_splitter(self.cv, False, grouped=True)
                 if isinstance(self.cv, Integral)
                 else check_cv(self.cv)
             )
@@ -734,28 +513,3 @@ class TreeInnerSelector(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
             tags.input_tags.sparse = inner.sparse
             tags.input_tags.categorical = inner.categorical
         return tags
-
-
-def _dask_passthrough(method):
-    """Keep a Dask result of ``method`` lazy under ``set_output``.
-
-    scikit-learn wraps ``transform`` and ``fit_transform`` so that their
-    output becomes the configured container (``pd.DataFrame(result)``), which
-    would compute a Dask collection into this process. For Dask input the
-    unwrapped method runs instead: its result is already the kind of
-    collection it was given.
-    """
-    inner = method.__wrapped__
-
-    @functools.wraps(inner)
-    def passthrough(self, X, *args, **kwargs):
-        if is_dask_collection(X):
-            return inner(self, X, *args, **kwargs)
-        return method(self, X, *args, **kwargs)
-
-    passthrough.__wrapped__ = inner
-    return passthrough
-
-
-TreeInnerSelector.transform = _dask_passthrough(TreeInnerSelector.transform)
-TreeInnerSelector.fit_transform = _dask_passthrough(TreeInnerSelector.fit_transform)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ._dask import is_dask_collection, tree_inner_dask
+from ._engines import engine_for
 from ._readers import read_model
-from ._scoring import predecomp_scores, row_terms, treeshap_terms
 from ._validation import check_params
 
 __all__ = ["tree_inner"]
@@ -187,17 +186,7 @@ or (n_samples, n_features)
             "per_iteration's rows to the same score iteration by iteration."
         )
     reader = read_model(model)
-    if is_dask_collection(X):
-        return tree_inner_dask(
-            reader,
-            X,
-            y,
-            attribution=attribution,
-            sample_weight=sample_weight,
-            per_iteration=per_iteration,
-            per_sample=per_sample,
-        )
-    return _tree_inner(
+    return engine_for(X, y, sample_weight).tree_inner(
         reader,
         X,
         y,
@@ -215,27 +204,3 @@ def _check_attribution(attribution) -> None:
             f"attribution={attribution!r} is not supported; choose one of "
             f"{list(_ATTRIBUTIONS)}."
         )
-
-
-def _tree_inner(
-    reader,
-    X,
-    y,
-    *,
-    attribution,
-    sample_weight,
-    per_iteration=False,
-    per_sample=False,
-    verbose=0,
-):
-    """:func:`tree_inner` on a model already read (the plots reuse the reader)."""
-    X, n, y, w = reader.rows(X, y, sample_weight)
-    if per_sample:
-        return row_terms(reader, X, n, y, w, attribution=attribution, verbose=verbose)
-    if attribution == "treeshap":
-        return treeshap_terms(
-            reader, X, y, w, per_iteration=per_iteration, verbose=verbose
-        )
-    return predecomp_scores(
-        reader, X, y, w, per_iteration=per_iteration, verbose=verbose
-    )

@@ -17,10 +17,11 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ._engines import engine_for
 from ._optional import import_optional
 from ._readers import read_model
 from ._readers._base import feature_names_of
-from ._tree_inner import _check_attribution, _tree_inner
+from ._tree_inner import _check_attribution
 from ._validation import check_params
 
 __all__ = ["plot_score_path", "plot_scores"]
@@ -312,7 +313,7 @@ def plot_score_path(
     top = _check_top(top)
     plt = _pyplot()
     reader = read_model(model)
-    path = _tree_inner(
+    path = engine_for(X, y, sample_weight).tree_inner(
         reader,
         X,
         y,

@@ -13,8 +13,8 @@ from scipy import stats
 from sklearn.model_selection import KFold, RepeatedKFold
 
 from skl_treeinner import TreeInnerSelector, tree_inner
-from skl_treeinner._crossfit import make_splits
 from skl_treeinner._inference import one_sided_test, pool_rows
+from skl_treeinner._splits import make_splits
 
 
 def _reg(**kw):

@@ -240,9 +240,9 @@ def test_cli_threads_and_n_jobs_reach_the_booster(capsys, tmp_path, monkeypatch)
 def test_xgboost_classifier_detected_without_sklearn_tags(monkeypatch):
     # XGBoost before 2.1.4 declares no scikit-learn tags: is_classifier says
     # False, and the selector must still stratify and encode labels.
-    from skl_treeinner import _crossfit
+    from skl_treeinner import _plan
 
-    monkeypatch.setattr(_crossfit, "sklearn_is_classifier", lambda est: False)
+    monkeypatch.setattr(_plan, "sklearn_is_classifier", lambda est: False)
     X, y = data()
     labels = np.where(y > 0, "yes", "no")
     sel = TreeInnerSelector(xgb.XGBClassifier(**small()), random_state=0).fit(X, labels)

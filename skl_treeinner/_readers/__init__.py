@@ -11,20 +11,45 @@ from __future__ import annotations
 import importlib
 import sys
 import warnings
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from ..exceptions import IdentityWarning
 from ._base import BoosterSettings, ModelReader
 
 __all__ = [
+    "EngineEstimators",
     "LIBRARIES",
     "ModelReader",
     "SUPPORTED_MODELS",
     "default_estimator",
+    "engine_estimator_names",
+    "engine_estimators",
+    "engine_twin",
+    "engine_twin_name",
     "make_estimator",
     "read_model",
     "reader_class",
 ]
+
+
+@dataclass(frozen=True)
+class EngineEstimators:
+    """A library's own estimators for an engine other than in memory (e.g. Dask).
+
+    An engine (``skl_treeinner._engines``) fits the selector's boosters with
+    these where the data live outside this process; what they are called and
+    what they can do is library knowledge, so it is kept here.
+    """
+
+    #: Module that defines them (checked in ``sys.modules``, never imported).
+    module: str
+    #: The class they all derive from, in ``module``.
+    base: str
+    #: The in-memory estimator's class name and its twin's dotted name.
+    twins: Mapping[str, str]
+    #: Why they cannot stop early (refused), or ``""`` where they can.
+    no_early_stopping: str = ""
 
 
 @dataclass(frozen=True)
@@ -47,6 +72,8 @@ class Library:
     distribution: str = ""
     #: Whether :func:`make_estimator` can build this library's booster.
     buildable: bool = True
+    #: Its estimators for other engines, by engine name (``"dask"``).
+    engines: Mapping[str, EngineEstimators] = field(default_factory=dict)
 
 
 #: The registry. Adding a library means adding a reader module and a row here.
@@ -60,6 +87,16 @@ LIBRARIES: tuple[Library, ...] = (
         "xgboost.Booster, xgboost.XGBRegressor, xgboost.XGBClassifier (any "
         "xgboost.XGBModel with a tree booster)",
         distribution="xgboost",
+        engines={
+            "dask": EngineEstimators(
+                "xgboost.dask",
+                "DaskScikitLearnBase",
+                {
+                    "XGBRegressor": "xgboost.dask.DaskXGBRegressor",
+                    "XGBClassifier": "xgboost.dask.DaskXGBClassifier",
+                },
+            )
+        },
     ),
     Library(
         "lightgbm",
@@ -69,6 +106,21 @@ LIBRARIES: tuple[Library, ...] = (
         "._lightgbm:LightGBMReader",
         "lightgbm.Booster, lightgbm.LGBMRegressor, lightgbm.LGBMClassifier",
         distribution="lightgbm",
+        engines={
+            "dask": EngineEstimators(
+                "lightgbm.dask",
+                "_DaskLGBMModel",
+                {
+                    "LGBMRegressor": "lightgbm.DaskLGBMRegressor",
+                    "LGBMClassifier": "lightgbm.DaskLGBMClassifier",
+                },
+                no_early_stopping=(
+                    "LightGBM's Dask estimators cannot stop early (LightGBM "
+                    "issues #4189 and #6351: training hangs when workers stop "
+                    "at different rounds)"
+                ),
+            )
+        },
     ),
     Library(
         "catboost",
@@ -137,6 +189,58 @@ def reader_class(model) -> type[ModelReader] | None:
         if isinstance(model, types):
             return _load(library)
     return None
+
+
+def engine_estimators(engine: str, estimator) -> EngineEstimators | None:
+    """Return the registry's entry for ``estimator`` if it is one of ``engine``'s.
+
+    Only libraries already imported are checked, as :func:`reader_class` does.
+    """
+    for library in LIBRARIES:
+        entry = library.engines.get(engine)
+        module = None if entry is None else sys.modules.get(entry.module)
+        if module is not None and isinstance(estimator, getattr(module, entry.base)):
+            return entry
+    return None
+
+
+def engine_twin_name(engine: str, estimator) -> str | None:
+    """Dotted name of ``engine``'s twin of an in-memory ``estimator``, or None."""
+    name = type(estimator).__name__
+    for library in LIBRARIES:
+        entry = library.engines.get(engine)
+        if entry is not None and name in entry.twins:
+            return entry.twins[name]
+    return None
+
+
+def engine_twin(engine: str, estimator):
+    """Build ``engine``'s twin of the unfitted ``estimator``, with its parameters."""
+    dotted = engine_twin_name(engine, estimator)
+    if dotted is None:
+        raise TypeError(
+            f"{type(estimator).__name__} has no {engine} version; pass one of "
+            f"{engine_estimator_names(engine)}."
+        )
+    module, _, name = dotted.rpartition(".")
+    cls = getattr(importlib.import_module(module), name)
+    return cls(**estimator.get_params())
+
+
+def engine_estimator_names(engine: str, *, early_stopping: bool = False) -> str:
+    """Name ``engine``'s estimators for messages (those that stop early, if asked).
+
+    For example ``"xgboost.dask.DaskXGBRegressor/DaskXGBClassifier or
+    lightgbm.DaskLGBMRegressor/DaskLGBMClassifier"``.
+    """
+    names = []
+    for library in LIBRARIES:
+        entry = library.engines.get(engine)
+        if entry is None or (early_stopping and entry.no_early_stopping):
+            continue
+        twins = list(entry.twins.values())
+        names.append("/".join([twins[0], *(t.rpartition(".")[2] for t in twins[1:])]))
+    return " or ".join(names)
 
 
 def make_estimator(library: str, classifier: bool, *, random_state=None, **params):

@@ -222,9 +222,6 @@ class ModelReader:
         Rows
             ``(X, n, y, sample_weight)``, ``y`` is ``None`` when not passed.
         """
-        from .._dask import refuse_dask
-
-        refuse_dask(X, y, sample_weight, what="This function")
         X = self.prepare_X(X)
         n = n_rows(X)
         if not self.accepts_infinity:

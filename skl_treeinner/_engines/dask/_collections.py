@@ -10,7 +10,9 @@ arrays partitioned like X.
 
 The model is read once on the client and the reader (the booster and its
 ensemble) is sent to the workers once, as one object of the graph. Dask is an
-optional dependency (``pip install "skl-treeinner[dask]"``), imported here only.
+optional dependency (``pip install "skl-treeinner[dask]"``), imported by this
+engine only. Each partition runs the shared primitives of
+:mod:`skl_treeinner._scoring`, as the in-memory engine runs them on its chunks.
 """
 
 from __future__ import annotations
@@ -19,10 +21,16 @@ import sys
 
 import numpy as np
 
-from ._optional import import_optional
-from ._scoring import partial_sums, predecomp_rows, row_terms, scores_from_sums, shaped
+from ..._optional import import_optional
+from ..._scoring import (
+    partial_sums,
+    predecomp_rows,
+    row_terms,
+    scores_from_sums,
+    shaped,
+)
 
-__all__ = ["is_dask_collection", "predecomp_dask", "refuse_dask", "tree_inner_dask"]
+__all__ = ["is_dask_collection", "predecomp_dask", "tree_inner_dask"]
 
 #: Partition sums added per task of the reduction tree on the workers.
 _FAN_IN = 8
@@ -37,22 +45,7 @@ def is_dask_collection(obj) -> bool:
     return bool(check(obj))
 
 
-def refuse_dask(*arrays, what):
-    """Raise a TypeError if any of ``arrays`` is a Dask collection.
-
-    For the functions that would otherwise pull a whole collection into the
-    client: only ``tree_inner`` and ``predecomp`` score Dask collections.
-    """
-    if any(is_dask_collection(a) for a in arrays):
-        raise TypeError(
-            f"{what} does not take Dask collections yet: it would compute them "
-            "into this process. tree_inner and predecomp score Dask arrays and "
-            "DataFrames on the cluster (docs/scaling-out.md); elsewhere pass "
-            "in-memory data (.compute() a sample that fits)."
-        )
-
-
-def _dask(purpose):
+def dask_modules(purpose):
     import_optional("dask", extra="dask", purpose=purpose)
     import dask
     import dask.array as da
@@ -60,7 +53,7 @@ def _dask(purpose):
     return dask, da
 
 
-def _is_array(obj) -> bool:
+def is_array(obj) -> bool:
     return hasattr(obj, "chunks") and hasattr(obj, "ndim")
 
 
@@ -78,7 +71,7 @@ def _partitions(obj, what):
             f"{type(obj).__name__}); make it one with dask.array.from_array or "
             "dask.dataframe.from_pandas, partitioned like X."
         )
-    if _is_array(obj):
+    if is_array(obj):
         if obj.ndim == 2:
             obj = obj.rechunk({1: -1})  # whole rows in every block
         blocks = obj.to_delayed().ravel()
@@ -101,7 +94,7 @@ def _check_kinds(X, y, w):
                 f"{type(obj).__name__}); make it one with dask.array.from_array "
                 "or dask.dataframe.from_pandas, partitioned like X."
             )
-        if _is_array(obj) != _is_array(X):
+        if is_array(obj) != is_array(X):
             # Rows of a DataFrame and of an array are paired by position only,
             # and a DataFrame's partition lengths are unknown: refuse the mix.
             raise TypeError(
@@ -110,7 +103,7 @@ def _check_kinds(X, y, w):
                 "would be paired by position across partitions whose lengths are "
                 "not known. Take both from one DataFrame, or both as arrays."
             )
-        if not _is_array(obj) and getattr(obj, "ndim", 1) != 1:
+        if not is_array(obj) and getattr(obj, "ndim", 1) != 1:
             raise TypeError(
                 f"{what} must be a Dask Series, not a DataFrame; take one column."
             )
@@ -139,7 +132,7 @@ def _take_columns(part, names):
     return part[names]
 
 
-def _aligned(X, y, w):
+def aligned(X, y, w):
     """X's, y's and the weights' row partitions (delayed), paired, and lengths.
 
     Arrays are paired by their row chunks, which must match. A DataFrame
@@ -149,7 +142,7 @@ def _aligned(X, y, w):
     one-column y read from parquet but not X's.
     """
     _check_kinds(X, y, w)
-    if not _is_array(X):
+    if not is_array(X):
         _check_categories(X)
         if y is None and w is None:
             parts, _ = _partitions(X, "X")
@@ -218,7 +211,7 @@ def _add(*parts):
     return np.sum(parts, axis=0)
 
 
-def _tree_reduce(dask, tasks, add=_add):
+def tree_reduce(dask, tasks, add=_add):
     """Compute delayed partial results, added on the workers ``_FAN_IN`` at a time.
 
     The client receives one result, whatever the rows and the partitions.
@@ -232,7 +225,7 @@ def _tree_reduce(dask, tasks, add=_add):
     return total
 
 
-def _partition_rows(reader, X, y, w, what):
+def partition_rows(reader, X, y, w, what):
     """One partition's per-row output: PreDecomp values or per-row TreeInner terms."""
     ens = reader.ensemble
     if len(X) == 0:
@@ -249,7 +242,7 @@ def _partition_rows(reader, X, y, w, what):
     return row_terms(reader, X, n, y, w, attribution=attribution)
 
 
-def _shared(dask, reader):
+def shared_object(dask, reader):
     # One graph object for all tasks. Not pure: hashing the reader for a
     # deterministic key would pickle it once more on every call.
     return dask.delayed(reader, pure=False)
@@ -259,15 +252,15 @@ def tree_inner_dask(
     reader, X, y, *, attribution, sample_weight, per_iteration, per_sample
 ):
     """:func:`~skl_treeinner.tree_inner` of Dask collections (see the module notes)."""
-    dask, da = _dask("tree_inner on Dask collections")
-    x_parts, y_parts, w_parts, lengths = _aligned(X, y, sample_weight)
-    shared = _shared(dask, reader)
+    dask, da = dask_modules("tree_inner on Dask collections")
+    x_parts, y_parts, w_parts, lengths = aligned(X, y, sample_weight)
+    shared = shared_object(dask, reader)
     ens = reader.ensemble
     if per_sample:
         what = "treeshap" if attribution == "treeshap" else "per_sample"
         blocks = [
             da.from_delayed(
-                dask.delayed(_partition_rows)(shared, xp, yp, wp, what),
+                dask.delayed(partition_rows)(shared, xp, yp, wp, what),
                 shape=(length, ens.n_features),
                 dtype=np.float64,
             )
@@ -282,7 +275,7 @@ def tree_inner_dask(
     ]
     # The client gets one vector of n_nodes (or n_iterations x n_features)
     # floats, whatever the rows and the partitions.
-    total = _tree_reduce(dask, tasks)
+    total = tree_reduce(dask, tasks)
     return scores_from_sums(
         ens, total, attribution=attribution, per_iteration=per_iteration
     )
@@ -290,15 +283,15 @@ def tree_inner_dask(
 
 def predecomp_dask(reader, X, *, return_bias):
     """:func:`~skl_treeinner.predecomp` of a Dask collection: a lazy Dask array."""
-    dask, da = _dask("predecomp on Dask collections")
-    x_parts, _, _, lengths = _aligned(X, None, None)
-    shared = _shared(dask, reader)
+    dask, da = dask_modules("predecomp on Dask collections")
+    x_parts, _, _, lengths = aligned(X, None, None)
+    shared = shared_object(dask, reader)
     ens = reader.ensemble
     p, k = ens.n_features, ens.n_outputs
     shape = (p,) if k == 1 else (p, k)
     blocks = [
         da.from_delayed(
-            dask.delayed(_partition_rows)(shared, xp, None, None, "predecomp"),
+            dask.delayed(partition_rows)(shared, xp, None, None, "predecomp"),
             shape=(length, *shape),
             dtype=np.float64,
         )

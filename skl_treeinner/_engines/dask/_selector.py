@@ -1,0 +1,366 @@
+"""TreeInnerSelector on Dask collections: split, fit and score on the cluster.
+
+The in-memory selector indexes rows; a Dask collection has no cheap row index,
+so the rows are *labelled* instead (:class:`~._codes.Codes`). Every row gets a fold, the
+split that holds it out, drawn per partition from a generator seeded by
+``(seed, partition number)`` and stratified by class within the partition, so
+the folds are reproducible for the same data in the same partitions. Split j
+fits on the rows whose fold is not j (``cv=None``: fold 0 is held out, fold 1
+fitted on), less the rows it sets aside for early stopping, drawn for that
+split from a generator seeded by the partition and j; it is fitted by the
+booster's own Dask ``fit`` and scored on the rows of fold j.
+
+The folds are never a collection of their own: every task that needs them (the
+row count, the selection of a split's rows, the scoring) draws them again from
+its partition of y and the partition's number, fixed when the graph is built.
+A fold column filtered against X by Dask's own masks would not be safe:
+dask-expr may move a filter below a ``map_partitions`` and so draw the folds of
+X's rows and y's rows from different rows (measured: a filtered DataFrame gave
+X and y parts of 204 and 220 rows). For the same reason X, y and the weights
+of a DataFrame travel as one frame (:func:`~._collections.aligned`).
+
+Only small things come to the client: the class labels, a table of rows per
+split, role and class (checked as the in-memory splitters would), the fitted
+models, and from the scoring pass, per split, the
+:class:`~skl_treeinner._inference.Moments` of the per-row terms (count, sums,
+squared deviations): the scores, their standard errors and p-values follow
+exactly. The scoring pass reads every partition once and scores each row with
+the model of its fold.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import validate_data
+
+from ... import _inference
+from ..._plan import EARLY_STOPPING_FRACTION, check_supported, make_plan
+from ..._progress import progress, write_line
+from ..._readers import (
+    engine_estimator_names,
+    engine_estimators,
+    engine_twin_name,
+    read_model,
+)
+from ..._validation import check_prefit
+from ._codes import Rows, check_rows, class_labels, rows_of, summary
+from ._collections import (
+    aligned,
+    dask_modules,
+    is_array,
+    partition_rows,
+    shared_object,
+    tree_reduce,
+)
+
+__all__ = ["fit_dask", "meta"]
+
+#: The registry's key for this engine's estimators (``Library.engines``).
+ENGINE = "dask"
+
+
+def meta(X):
+    """Return an empty in-memory frame or array with X's columns (for checks)."""
+    if is_array(X):
+        if X.ndim != 2 or X.shape[1] != X.shape[1]:  # NaN: unknown columns
+            raise ValueError(
+                f"X must be a 2-D Dask array with known columns; got shape "
+                f"{X.shape}. Use X.compute_chunk_sizes() or from_array."
+            )
+        return np.empty((0, X.shape[1]), dtype=X.dtype)
+    if not hasattr(X, "columns"):
+        raise ValueError(
+            f"X must be a Dask array or DataFrame; got a {type(X).__name__}. "
+            "Use series.to_frame() for a single feature."
+        )
+    return X._meta
+
+
+# -- fitting -----------------------------------------------------------------------
+def _check_estimator(base, prefit):
+    if isinstance(base, Pipeline):
+        raise TypeError(
+            "TreeInnerSelector on Dask collections takes a Dask booster itself, "
+            "not a Pipeline: put the preprocessing steps before the selector "
+            "in your own Pipeline."
+        )
+    if prefit or engine_estimators(ENGINE, base) is not None:
+        return
+    name = type(base).__name__
+    twin = engine_twin_name(ENGINE, base)
+    fix = (
+        f"Pass its Dask version with the same parameters: {twin}"
+        f"(**{name.lower()}.get_params())"
+        if twin is not None
+        else f"Pass {engine_estimator_names(ENGINE)}"
+    )
+    raise TypeError(
+        f"TreeInnerSelector got Dask collections and a {name}, which fits in "
+        f"one process and would pull the data into it. {fix}, or "
+        "estimator=None (XGBoost's Dask booster); or pass in-memory data. A "
+        "model you fitted already can be scored with prefit=True."
+    )
+
+
+def _check_fit_params(fit_params):
+    for key, value in fit_params.items():
+        if key.startswith("eval_") or key == "sample_weight_eval_set":
+            continue
+        # Arrays and collections are per row; lists (callbacks) are not.
+        dask_collection = getattr(value, "__dask_graph__", None) is not None
+        if dask_collection or len(getattr(value, "shape", ())) >= 1:
+            raise TypeError(
+                f"Fit parameter {key!r} looks row-aligned; on Dask collections "
+                "only sample_weight (and eval sets, passed on untouched) can be "
+                "split with the rows. Pass it to the booster yourself, or "
+                "compute a sample that fits in memory."
+            )
+
+
+def _fit_split(dask, est, rows, j, *, plan_params, es_reader, weighted):
+    """Fit ``est`` with its own Dask ``fit`` on split j's rows (all lazy)."""
+    X, y, w = rows_of(dask, rows, j, False)
+    params = dict(plan_params)
+    if weighted:
+        params["sample_weight"] = w
+    if es_reader is not None:
+        X_es, y_es, w_es = rows_of(dask, rows, j, True)
+        params.update(
+            es_reader.early_stopping_fit_params(
+                est,
+                X_es,
+                y_es,
+                sample_weight=w_es if weighted else None,
+                fit_params=params,
+            )
+        )
+    est.fit(X, y, **params)
+    return est
+
+
+# -- scoring -----------------------------------------------------------------------
+def _partition_moments(X, y, w, codes, readers, what):
+    """Per split: the :class:`Moments` of the per-row terms of its held-out rows."""
+    fold = codes.fold
+    out = []
+    for j, reader in enumerate(readers):
+        rows = np.flatnonzero(fold == j)  # none: moments of no rows are zeros
+        w_rows = None if w is None else _safe_indexing(w, rows)
+        z = partition_rows(
+            reader,
+            _safe_indexing(X, rows),
+            _safe_indexing(y, rows),
+            w_rows,
+            what,
+        )
+        if w_rows is not None:  # rows of weight 0 are not scored (pool_rows)
+            z = z[np.asarray(w_rows) != 0]
+        out.append(_inference.moments(z))
+    return out
+
+
+def _add_moments(*parts):
+    return [_combine_all([p[j] for p in parts]) for j in range(len(parts[0]))]
+
+
+def _combine_all(sets):
+    total = sets[0]
+    for other in sets[1:]:
+        total = _inference.combine_moments(total, other)
+    return total
+
+
+def _score(dask, estimators, rows, attribution, n_features_in):
+    """Score every split on its held-out rows in one pass over the partitions."""
+    readers = [read_model(est) for est in estimators]
+    for reader in readers:
+        if reader.ensemble.n_features != n_features_in:
+            raise ValueError(
+                f"The booster has {reader.ensemble.n_features} features but X "
+                f"has {n_features_in}."
+            )
+    what = "treeshap" if attribution == "treeshap" else "per_sample"
+    shared = shared_object(dask, tuple(readers))
+    return tree_reduce(
+        dask, rows.tasks(dask, _partition_moments, shared, what), _add_moments
+    )
+
+
+def fit_dask(plan):
+    """Fit a :class:`~skl_treeinner._plan.SelectionPlan` of Dask collections.
+
+    See the module notes. Returns the fitted attributes; sets only
+    ``n_features_in_`` (and ``feature_names_in_``) on the selector, as
+    scikit-learn's checks do, so that nothing is half set when a step fails.
+    """
+    dask, _ = dask_modules("TreeInnerSelector on Dask collections")
+    selector, X, y, sample_weight = plan.selector, plan.X, plan.y, plan.sample_weight
+    groups, fit_params = plan.groups, plan.fit_params
+    if y is None:
+        raise ValueError(
+            "TreeInnerSelector requires y: TreeInner scores features against the "
+            "target of the held-out rows."
+        )
+    if groups is not None:
+        raise TypeError(
+            "groups are not supported with Dask collections yet. Keep the rows "
+            "of a group in one partition and drop groups (the test then counts "
+            "rows), or compute a sample that fits in memory."
+        )
+    cv = selector.cv
+    if not selector.prefit and not (cv is None or isinstance(cv, Integral)):
+        raise TypeError(
+            f"On Dask collections cv must be an int (k folds) or None (one "
+            f"held-out part); got {cv!r}. Splitters index rows in memory."
+        )
+    if not selector.prefit and isinstance(cv, Integral) and cv < 2:
+        raise ValueError(f"cv={cv} must be at least 2 folds.")
+    validate_data(selector, meta(X), skip_check_array=True, reset=True)
+    aligned(X, y, sample_weight)  # the partitions must match before anything
+    if getattr(y, "ndim", 1) != 1:
+        raise ValueError(
+            f"y must be 1-D (a Dask array of one dimension or a Series); got "
+            f"shape {y.shape}."
+        )
+    base, classifier = plan.estimator, plan.classifier
+    _check_estimator(base, selector.prefit)
+    check_supported(base)
+    if not classifier and getattr(y.dtype, "kind", "O") not in "biuf":
+        raise ValueError(
+            f"A regressor cannot fit y of dtype {y.dtype}: pass numbers, or a "
+            "classifier for class labels."
+        )
+    # A prefit classifier maps labels with its own classes_ (the reader does).
+    encode = classifier and not selector.prefit
+    labels = class_labels(dask, y) if encode else None
+    n_classes = 1 if labels is None else len(labels)
+    if encode and n_classes < 2:
+        raise ValueError(
+            f"y holds a single class ({labels.tolist()}); a classifier needs two."
+        )
+
+    booster_weighted, es_reader, plan_params = False, None, {}
+    if selector.prefit:
+        check_prefit(selector, base)
+        n_splits, what = 1, "prefit=True"
+        draw = {"n_folds": None, "test_fraction": 1.0}
+    else:
+        cross_fit, _ = make_plan(
+            selector,
+            base,
+            X,
+            y,
+            sample_weight,
+            sample_weight=sample_weight,
+            groups=None,
+            fit_params=fit_params,
+        )
+        plan_params = dict(cross_fit.fit_params)
+        # The booster gets the weights when it asks for them (always, without
+        # metadata routing); they are split with the rows in _fit_split.
+        booster_weighted = plan_params.pop(cross_fit.weight_key, None) is not None
+        _check_fit_params(plan_params)
+        es_reader = cross_fit.es_reader
+        entry = engine_estimators(ENGINE, base)
+        if es_reader is not None and entry is not None and entry.no_early_stopping:
+            raise ValueError(
+                f"{entry.no_early_stopping}. Turn early stopping off, or use "
+                f"{engine_estimator_names(ENGINE, early_stopping=True)}."
+            )
+        holdout = cv is None
+        n_splits = 1 if holdout else int(cv)
+        what = (
+            f"validation_fraction={selector.validation_fraction}"
+            if holdout
+            else f"cv={cv}"
+        )
+        draw = {
+            "n_folds": None if holdout else n_splits,
+            "test_fraction": selector.validation_fraction,
+        }
+    draw.update(
+        seed=plan.split_seed,
+        es_fraction=EARLY_STOPPING_FRACTION if es_reader is not None else 0.0,
+        stratify=encode,
+    )
+    rows = Rows(X, y, sample_weight, labels=labels, draw=draw)
+
+    counts, scored, bad_y, bad_w = summary(dask, rows, n_classes, n_splits)
+    if bad_y:
+        raise ValueError(
+            f"y contains {bad_y} NaN or infinite value(s); drop those rows or "
+            "impute the target before fitting."
+        )
+    if bad_w:
+        raise ValueError(
+            f"sample_weight contains {bad_w} negative, NaN or infinite "
+            "value(s); weights must be finite and non-negative."
+        )
+    check_rows(
+        counts,
+        int(scored),
+        labels=labels,
+        what=what,
+        prefit=selector.prefit,
+    )
+
+    if selector.prefit:
+        estimators = [copy.deepcopy(base)]
+    else:
+        estimators = _fit_all(
+            dask,
+            selector,
+            base,
+            rows,
+            n_splits,
+            plan_params=plan_params,
+            es_reader=es_reader,
+            weighted=booster_weighted,
+        )
+    per_split = _score(
+        dask, estimators, rows, selector.attribution, selector.n_features_in_
+    )
+    test = _inference.score_test(_combine_all(per_split))
+    return {
+        "estimators_": estimators,
+        "estimator_": estimators[0],
+        "split_scores_": np.vstack([m.total for m in per_split]),
+        "scores_": test.scores,
+        "scores_se_": test.se,
+        "pvalues_": test.pvalues,
+        "n_scored_rows_": test.n_rows,
+    }
+
+
+def _fit_all(dask, selector, base, rows, n_splits, **split_kwargs):
+    """Fit a clone of ``base`` per split, one after the other, on the cluster."""
+    name = type(selector).__name__
+    estimators = []
+    bar = progress(
+        range(n_splits),
+        total=n_splits,
+        desc=f"{name}: fitting on the cluster",
+        verbose=selector.verbose,
+        unit="split",
+    )
+    for j in bar:
+        start = time.perf_counter()
+        estimators.append(_fit_split(dask, clone(base), rows, j, **split_kwargs))
+        if j == 0:
+            # A model the readers refuse (an objective, dart) fails here,
+            # before the other splits are fitted.
+            read_model(estimators[0])
+        if selector.verbose > 1:
+            write_line(
+                bar,
+                f"[{name}] split {j + 1}/{n_splits}: fitted on the cluster in "
+                f"{time.perf_counter() - start:.1f}s",
+            )
+    return estimators

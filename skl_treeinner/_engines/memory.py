@@ -1,0 +1,210 @@
+"""The in-memory engine: rows this process holds, indexed, fitted and scored here.
+
+X may be anything a booster takes in memory (numpy, pandas, polars, scipy
+sparse, ``xgboost.DMatrix``). PreDecomp and TreeInner run the shared
+primitives over row chunks; the selector's splits are index pairs
+(:mod:`skl_treeinner._splits`) fitted and scored by
+:func:`~skl_treeinner._crossfit.run_splits`, in threads or joblib workers; the
+per-row terms of all splits are pooled for the test
+(:mod:`skl_treeinner._inference`).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils import _safe_indexing
+from sklearn.utils._set_output import _get_output_config, _wrap_data_with_container
+from sklearn.utils.validation import validate_data
+
+from .. import _crossfit, _inference, _splits
+from .._plan import check_supported, make_plan
+from .._readers import default_estimator, reader_class
+from .._scoring import (
+    predecomp_rows,
+    predecomp_scores,
+    row_terms,
+    shaped,
+    treeshap_terms,
+)
+from .._validation import (
+    check_fit_input,
+    check_prefit,
+    check_target_suits_estimator,
+    is_pandas_df,
+    is_polars_df,
+    warn_many_integer_classes,
+)
+from ._base import Engine
+
+__all__ = ["IN_MEMORY", "InMemory"]
+
+
+class InMemory(Engine):
+    """Rows held by this process: the engine every other input falls back to."""
+
+    name = "in-memory"
+
+    def accepts(self, obj) -> bool:
+        """Take anything: the dispatch asks the other engines first."""
+        return True
+
+    def default_estimator(self, classifier: bool, random_state):
+        """Build XGBoost with the paper's settings (the registry's default)."""
+        return default_estimator(classifier, random_state)
+
+    def predecomp(self, reader, X, *, return_bias):
+        """:func:`~skl_treeinner.predecomp` of rows in memory."""
+        X, n, _, _ = reader.rows(X)
+        values = predecomp_rows(reader, X, n)
+        return shaped(values, reader.ensemble, return_bias=return_bias)
+
+    def tree_inner(
+        self,
+        reader,
+        X,
+        y,
+        *,
+        attribution,
+        sample_weight,
+        per_iteration=False,
+        per_sample=False,
+        verbose=0,
+    ):
+        """:func:`~skl_treeinner.tree_inner` of rows in memory."""
+        X, n, y, w = reader.rows(X, y, sample_weight)
+        if per_sample:
+            return row_terms(
+                reader, X, n, y, w, attribution=attribution, verbose=verbose
+            )
+        if attribution == "treeshap":
+            return treeshap_terms(
+                reader, X, y, w, per_iteration=per_iteration, verbose=verbose
+            )
+        return predecomp_scores(
+            reader, X, y, w, per_iteration=per_iteration, verbose=verbose
+        )
+
+    def fit_selector(self, plan) -> dict:
+        """Check the rows, fit and score every split, test the pooled terms."""
+        selector, base, classifier = plan.selector, plan.estimator, plan.classifier
+        final = check_supported(base)
+        X, y, weight = check_fit_input(
+            selector,
+            plan.X,
+            plan.y,
+            plan.sample_weight,
+            reader=reader_class(final) if final is base else None,
+        )
+        if plan.default and classifier:
+            warn_many_integer_classes(y)
+        y_fit = check_target_suits_estimator(y, classifier, final)
+        groups = plan.groups
+        _splits.check_groups(groups, y.shape[0])
+
+        if selector.prefit:
+            tests = [np.arange(y.shape[0])]
+            _splits.check_scoring_rows(tests, weight)
+            check_prefit(selector, base)
+            fitted = copy.deepcopy(base)
+            contributions = [
+                _crossfit.score_features(
+                    fitted,
+                    X,
+                    y,
+                    sample_weight=weight,
+                    attribution=selector.attribution,
+                    n_features_in=selector.n_features_in_,
+                    feature_names_in=getattr(selector, "feature_names_in_", None),
+                )
+            ]
+            estimators = [fitted]
+        else:
+            if classifier:  # 0..K-1, as XGBoost requires
+                y_fit = np.unique(y_fit, return_inverse=True)[1].astype(np.int64)
+            cross_fit, split_params = make_plan(
+                selector,
+                base,
+                X,
+                y_fit,
+                weight,
+                sample_weight=plan.sample_weight,
+                groups=groups,
+                fit_params=plan.fit_params,
+            )
+            splits = _splits.make_splits(
+                X,
+                y_fit,
+                cv=selector.cv,
+                validation_fraction=selector.validation_fraction,
+                classifier=classifier,
+                labels=np.unique(y) if classifier else None,
+                groups=groups,
+                split_params=split_params,
+                seed=plan.split_seed,
+            )
+            jobs = _splits.make_jobs(
+                splits,
+                y=y_fit,
+                classifier=classifier,
+                es_reader=cross_fit.es_reader,
+                seeds=plan.rng.randint(2**31 - 1, size=len(splits)),
+            )
+            tests = [job.test for job in jobs]
+            _splits.check_scoring_rows(tests, weight)
+            estimators, contributions = _crossfit.run_splits(
+                cross_fit,
+                jobs,
+                n_jobs=selector.n_jobs,
+                verbose=selector.verbose,
+                name=type(selector).__name__,
+            )
+
+        test = _inference.one_sided_test(
+            _inference.pool_rows(y.shape[0], tests, contributions, weight, groups)
+        )
+        split_scores = np.vstack([z.sum(axis=0) for z in contributions])
+        return {
+            "estimators_": estimators,
+            "estimator_": estimators[0],
+            "split_scores_": split_scores,
+            "scores_": split_scores.sum(axis=0),
+            "scores_se_": test.se,
+            "pvalues_": test.pvalues,
+            "n_scored_rows_": test.n_rows,
+        }
+
+    def transform(self, selector, X):
+        """Select columns, keeping data-frame dtypes under ``set_output``.
+
+        The result goes into the container ``set_output`` asks for, as
+        scikit-learn's own wrapper of ``transform`` would put it.
+        """
+        dense = _get_output_config("transform", estimator=selector)["dense"]
+        if dense == "default" or not (is_pandas_df(X) or is_polars_df(X)):
+            out = SelectorMixin.transform(selector, X)
+        else:
+            validate_data(selector, X, skip_check_array=True, reset=False)
+            mask = selector.get_support()
+            if not mask.any():
+                warnings.warn(
+                    "No features were selected: either the data is too noisy or "
+                    "the selection test too strict.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+            out = _safe_indexing(X, np.flatnonzero(mask), axis=1)
+            if dense == "pandas" and is_polars_df(out):
+                out = out.to_pandas()
+            elif dense == "polars" and is_pandas_df(out):
+                import polars as pl
+
+                out = pl.from_pandas(out)
+        return _wrap_data_with_container("transform", out, X, selector)
+
+
+#: The one instance the dispatch uses.
+IN_MEMORY = InMemory()

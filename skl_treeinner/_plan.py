@@ -1,0 +1,239 @@
+"""What the selector decides before any engine runs, and what the engines share.
+
+:class:`SelectionPlan` is what :meth:`TreeInnerSelector.fit
+<skl_treeinner.TreeInnerSelector.fit>` hands to an engine (``_engines``): the
+data, the booster to fit, the seeds. The helpers below resolve what every
+engine needs to fit a booster: which step of a Pipeline is the booster, whether
+it is a classifier and supported, and the booster's fit parameters with
+metadata routing resolved (:func:`make_plan`). Library knowledge (how a booster
+is told to stop early) comes from the reader registry, never from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.base import is_classifier as sklearn_is_classifier
+from sklearn.pipeline import Pipeline
+from sklearn.utils.metadata_routing import _routing_enabled, process_routing
+
+from ._readers import SUPPORTED_MODELS, ModelReader, reader_class
+
+__all__ = [
+    "EARLY_STOPPING_FRACTION",
+    "MIN_SCORING_ROWS",
+    "MIN_SPLIT_ROWS",
+    "CrossFitPlan",
+    "SelectionPlan",
+    "check_supported",
+    "early_stopping_reader",
+    "final_step",
+    "is_classifier",
+    "make_plan",
+    "pipeline_step_params",
+    "weight_key_of",
+]
+
+#: Fraction of each training part set aside for early stopping, when the
+#: booster is configured to stop early and needs rows to stop on.
+EARLY_STOPPING_FRACTION = 0.1
+
+#: Fewest held-out rows the scores may come from, over all splits. A score is
+#: a sum over these rows: from one or two its sign is the noise of their
+#: residuals, and its standard error (the spread of the per-row terms) needs
+#: several. Five refuses the degenerate cases while letting small data
+#: through: scikit-learn's estimator checks fit on 10 to 20 rows. Scores from
+#: few rows are weak; their standard errors and p-values say so.
+MIN_SCORING_ROWS = 5
+#: Fewest held-out rows of a single split (its own score is one of
+#: ``split_scores_``): under cross-fitting the rows of all splits are pooled
+#: for the test, so one split may score on as few as this.
+MIN_SPLIT_ROWS = 2
+
+
+@dataclass(frozen=True)
+class CrossFitPlan:
+    """What every split shares: the booster, the rows, and how to fit and score."""
+
+    #: The unfitted booster (or Pipeline ending in one), cloned per split.
+    estimator: object
+    #: All rows, as given to ``fit``.
+    X: object
+    #: The target the booster is fitted on (classes encoded 0..K-1).
+    y: np.ndarray
+    #: Weights of the inner product on the held-out rows, or ``None``.
+    sample_weight: np.ndarray | None
+    #: The booster's fit parameters, one entry per row where they are
+    #: row-aligned (split with the rows); routing already resolved.
+    fit_params: dict
+    #: The key of ``fit_params`` that holds the booster's sample weights.
+    weight_key: str
+    #: The reader class that hands early-stopping rows to the library, or None.
+    es_reader: type[ModelReader] | None
+    #: For a Pipeline that stops early: the fit parameters of each step.
+    step_params: dict | None
+    #: ``"predecomp"`` or ``"treeshap"``.
+    attribution: str
+    #: Number and names of the input features (scores are mapped back to them).
+    n_features_in: int
+    feature_names_in: np.ndarray | None
+    #: Threads per booster when splits run in parallel, else ``None``.
+    threads: int | None = None
+    #: Verbosity of each split's own scoring (TreeSHAP progress).
+    verbose: int = 0
+
+
+@dataclass(frozen=True)
+class SelectionPlan:
+    """What :meth:`TreeInnerSelector.fit` decides once and hands to an engine.
+
+    The engine checks the data its own way, fits and scores the splits and
+    returns the fitted statistics, which the selector stores.
+    """
+
+    #: The selector being fitted: its parameters (``cv``, ``attribution``,
+    #: ``prefit``, ...); scikit-learn's checks set ``n_features_in_`` on it.
+    selector: object
+    #: The data and metadata given to ``fit``, untouched.
+    X: object
+    y: object
+    sample_weight: object
+    groups: object
+    fit_params: dict
+    #: The booster (or Pipeline ending in one) to fit on every split, or to
+    #: score with ``prefit``: the given estimator, or the engine's default.
+    estimator: object
+    #: Whether it is a classifier (class labels are encoded 0..K-1).
+    classifier: bool
+    #: Whether it is the selector's default (which warns about integer classes).
+    default: bool
+    #: Seed of the folds or the held-out part.
+    split_seed: int
+    #: Draws one seed per split (its early-stopping rows), after ``split_seed``.
+    rng: np.random.RandomState
+
+
+# -- what to fit -------------------------------------------------------------------
+def final_step(estimator):
+    """Return the booster at the end of ``estimator`` (itself if no Pipeline)."""
+    if isinstance(estimator, Pipeline):
+        return estimator.steps[-1][1]
+    return estimator
+
+
+def is_classifier(estimator) -> bool:
+    """Whether ``estimator`` (or the booster ending its Pipeline) is a classifier.
+
+    scikit-learn's ``is_classifier`` reads estimator tags, which XGBoost before
+    2.1.4 does not declare; its classifiers still derive from ClassifierMixin.
+    """
+    if sklearn_is_classifier(estimator):
+        return True
+    final = final_step(estimator)
+    return isinstance(final, ClassifierMixin) or (
+        getattr(final, "_estimator_type", None) == "classifier"
+    )
+
+
+def check_supported(estimator):
+    """Return the booster at the end of ``estimator``; TypeError if unsupported."""
+    final = final_step(estimator)
+    try:
+        supported = reader_class(final) is not None
+    except ImportError as e:  # a registered reader that is not installed
+        raise TypeError(
+            f"TreeInnerSelector cannot read {type(final).__qualname__} models in "
+            f"this installation: {e}. Supported models: {SUPPORTED_MODELS}."
+        ) from e
+    if not supported:
+        where = " at the end of the Pipeline" if final is not estimator else ""
+        raise TypeError(
+            f"TreeInnerSelector cannot score a {type(final).__module__}."
+            f"{type(final).__qualname__}{where}: TreeInner reads the trees of a "
+            f"gradient-boosted model. Pass one of: {SUPPORTED_MODELS}; or a "
+            "Pipeline ending in one; or estimator=None for XGBoost."
+        )
+    return final
+
+
+def weight_key_of(estimator, routing: bool) -> str:
+    """Name the fit parameter under which the booster gets sample weights."""
+    if isinstance(estimator, Pipeline) and not routing:
+        return f"{estimator.steps[-1][0]}__sample_weight"
+    return "sample_weight"
+
+
+def early_stopping_reader(final, fit_params) -> type[ModelReader] | None:
+    """Return the reader that hands early-stopping rows to ``final``, or None."""
+    reader = reader_class(final)
+    return reader if reader.early_stopping_rows_needed(final, fit_params) else None
+
+
+def pipeline_step_params(pipe, params, routing: bool) -> dict:
+    """Per-step fit parameters of a Pipeline fitted step by step."""
+    names = [name for name, _ in pipe.steps]
+    if routing:
+        routed = process_routing(pipe, "fit", **params)
+        per_step = {}
+        for name, step in pipe.steps[:-1]:
+            if step is None or step == "passthrough":
+                continue
+            per_step[name] = dict(routed[name].fit_transform)
+        per_step[names[-1]] = dict(routed[names[-1]].fit)
+        return per_step
+    per_step = {name: {} for name in names}
+    for key, value in params.items():
+        name, sep, param = key.partition("__")
+        if not sep or name not in per_step:
+            raise ValueError(
+                f"Fit parameter {key!r} is not of the form 'step__parameter' for "
+                f"a step of the Pipeline {names}; prefix it with the step name."
+            )
+        per_step[name][param] = value
+    return per_step
+
+
+def make_plan(selector, base, X, y, weight, *, sample_weight, groups, fit_params):
+    """Resolve metadata routing once: the cross-fitting plan and split params.
+
+    ``selector`` is the fitting TreeInnerSelector (its ``cv``, ``attribution``,
+    input features and metadata requests).
+    """
+    routing = _routing_enabled()
+    weight_key = weight_key_of(base, routing)
+    # ``weight`` is the checked array; routing receives what the user gave.
+    if routing:
+        params = dict(fit_params)
+        if groups is not None and selector.cv is not None:
+            params["groups"] = groups
+        routed = process_routing(selector, "fit", sample_weight=sample_weight, **params)
+        booster_params = dict(routed.estimator.fit)
+        split_params = dict(routed.splitter.split) if selector.cv else {}
+    else:
+        booster_params = dict(fit_params)
+        if sample_weight is not None:
+            booster_params[weight_key] = weight
+        split_params = {} if groups is None else {"groups": groups}
+    final = final_step(base)
+    if final is base:  # X reaches the booster as given
+        X = reader_class(final).fit_input(X)
+    early_stopping = early_stopping_reader(final, booster_params)
+    step_params = None
+    if early_stopping is not None and final is not base:
+        step_params = pipeline_step_params(base, booster_params, routing)
+    plan = CrossFitPlan(
+        estimator=base,
+        X=X,
+        y=y,
+        sample_weight=weight,
+        fit_params=booster_params,
+        weight_key=weight_key,
+        es_reader=early_stopping,
+        step_params=step_params,
+        attribution=selector.attribution,
+        n_features_in=selector.n_features_in_,
+        feature_names_in=getattr(selector, "feature_names_in_", None),
+    )
+    return plan, split_params

@@ -1,0 +1,154 @@
+"""The selection given the fitted statistics, and the selected columns.
+
+:class:`SelectionMixin` gives :class:`~skl_treeinner.TreeInnerSelector` its
+derived attributes (``support_``, ``threshold_``, from the fitted scores and
+p-values and the current ``alpha``, ``threshold`` and ``max_features``, so that
+``set_params`` re-selects without refitting) and its ``transform``, which the
+engine of X runs: in memory, the result goes into the container
+``set_output`` asks for; a Dask collection stays lazy. scikit-learn wraps a
+``transform`` defined on the estimator's own class in its ``set_output``
+container, which would compute a Dask collection, so ``transform`` and
+``fit_transform`` are defined here, on a mixin, and the engines wrap what they
+return themselves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import TransformerMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+from . import _cutoff
+from ._engines import engine_for
+
+__all__ = ["SelectionMixin"]
+
+
+class SelectionMixin:
+    """Derived selection and engine-run ``transform`` of a fitted selector."""
+
+    def _store(self, fitted, X):
+        """Set the fitted attributes, then the ranking and the cut-off's inputs."""
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.ranking_ = _cutoff.rank(self.scores_)
+        self.max_features_ = _cutoff.resolve_max_features(
+            self.max_features, self.n_features_in_, X
+        )
+        self._fitted_max_features = self.max_features
+        # The cut-off is derived on demand; evaluate it once, so that a bad
+        # threshold or max_features fails fit rather than transform.
+        _ = self.support_
+
+    @property
+    def threshold_(self) -> float:
+        """The threshold the scores are compared with, from the current ``threshold``.
+
+        Derived from ``scores_``, so ``set_params(threshold=...)`` takes effect
+        without refitting.
+        """
+        check_is_fitted(self, "scores_")
+        return _cutoff.threshold_value(self.scores_, self.threshold)
+
+    @property
+    def support_(self) -> np.ndarray:
+        """The selected features, from the fitted statistics and the current cut-off.
+
+        Changing ``alpha``, ``threshold`` or ``max_features`` with
+        ``set_params`` re-selects without refitting; a callable
+        ``max_features`` is evaluated on the X given to ``fit``
+        (``max_features_``), so changing it to another callable needs a new
+        ``fit``.
+        """
+        check_is_fitted(self, "scores_")
+        if callable(self.max_features):
+            if self.max_features is not self._fitted_max_features:
+                raise NotFittedError(
+                    "max_features was set to a new callable after fit; it is "
+                    "evaluated on the X given to fit, so call fit again."
+                )
+            count = self.max_features_
+        else:
+            count = _cutoff.resolve_max_features(self.max_features, self.n_features_in_)
+        return _cutoff.select(
+            self.scores_,
+            self.threshold_,
+            count,
+            pvalues=self.pvalues_,
+            alpha=_cutoff.check_alpha(self.alpha),
+        )
+
+    def _get_support_mask(self):
+        check_is_fitted(self, "scores_")
+        return self.support_
+
+    def transform(self, X):
+        """Reduce X to the selected features, keeping data-frame dtypes.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            The same features, in the same order (and with the same names),
+            as seen in ``fit``.
+
+        Returns
+        -------
+        X_selected : ndarray, sparse matrix or DataFrame
+            The selected columns. With ``set_output(transform="pandas")`` or
+            ``"polars"`` and a data-frame X, the columns keep their dtypes
+            (categorical columns stay categorical). A Dask array or DataFrame
+            gives the same, lazy and partitioned like X.
+
+        Raises
+        ------
+        ValueError
+            If X has a different number of features, or different names, than
+            at fit time.
+
+        References
+        ----------
+        Paper 000, Sec. 4: features are kept by their held-out TreeInner
+        score (Eq. 21).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, xgboost as xgb
+        >>> from skl_treeinner import TreeInnerSelector
+        >>> rng = np.random.default_rng(0)
+        >>> X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+        >>> X["d"] = pd.Categorical(rng.choice(["u", "v"], size=300))
+        >>> y = X["a"].to_numpy() + rng.normal(size=300)
+        >>> est = xgb.XGBRegressor(n_estimators=20, enable_categorical=True)
+        >>> sel = TreeInnerSelector(
+        ...     est, alpha=None, threshold=-np.inf, max_features=2
+        ... )
+        >>> sel = sel.set_output(transform="pandas").fit(X, y)
+        >>> out = sel.transform(X)
+        >>> out.shape[1], "a" in out.columns
+        (2, True)
+        """
+        return engine_for(X).transform(self, X)
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit to X and y, then return X's selected columns.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, DataFrame or Dask collection
+            The features, as :meth:`fit` takes them.
+        y : array-like of shape (n_samples,)
+            The target.
+        **fit_params : dict
+            Passed to :meth:`fit` (``sample_weight``, ``groups``, the booster's
+            fit parameters).
+
+        Returns
+        -------
+        X_selected : ndarray, sparse matrix, DataFrame or Dask collection
+            ``fit(X, y, **fit_params).transform(X)``.
+        """
+        # scikit-learn's own fit_transform without its output wrapper:
+        # transform above puts the result in its container (or keeps a
+        # collection lazy), so it must not be wrapped twice.
+        return TransformerMixin.fit_transform.__wrapped__(self, X, y, **fit_params)

@@ -1,0 +1,238 @@
+"""Which rows each split fits on, stops early on and scores (in memory).
+
+The in-memory engine indexes rows: :func:`make_splits` turns ``cv`` into
+checked (train, test) index pairs, :func:`make_jobs` carves early-stopping rows
+out of each training part. The checks name the fix in their messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+from sklearn.model_selection import (
+    GroupKFold,
+    GroupShuffleSplit,
+    KFold,
+    ShuffleSplit,
+    StratifiedGroupKFold,
+    StratifiedKFold,
+    StratifiedShuffleSplit,
+    check_cv,
+    train_test_split,
+)
+
+from ._plan import EARLY_STOPPING_FRACTION, MIN_SCORING_ROWS, MIN_SPLIT_ROWS
+
+__all__ = [
+    "SplitJob",
+    "check_groups",
+    "check_scoring_rows",
+    "int_splitter",
+    "make_jobs",
+    "make_splits",
+]
+
+
+@dataclass(frozen=True)
+class SplitJob:
+    """The rows of one split."""
+
+    #: Position of the split, 0-based.
+    index: int
+    #: Rows the booster is fitted on.
+    train: np.ndarray
+    #: Held-out rows the features are scored on.
+    test: np.ndarray
+    #: Rows set aside from ``train``'s part for early stopping, or ``None``.
+    es_rows: np.ndarray | None = None
+
+
+def make_splits(
+    X,
+    y,
+    *,
+    cv,
+    validation_fraction,
+    classifier,
+    groups,
+    split_params,
+    seed,
+    labels=None,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Return the checked (train, test) index pairs of ``cv``.
+
+    For a classifier, ``y`` holds class indices 0..K-1 and ``labels`` the
+    class labels they stand for (named in messages). ``groups`` have passed
+    :func:`check_groups`.
+    """
+    n = y.shape[0]
+    if cv is None:
+        if groups is not None:
+            splitter = GroupShuffleSplit(
+                1, test_size=validation_fraction, random_state=seed
+            )
+            split_params = {"groups": groups}
+        else:
+            cls = StratifiedShuffleSplit if classifier else ShuffleSplit
+            splitter = cls(1, test_size=validation_fraction, random_state=seed)
+        what = f"validation_fraction={validation_fraction}"
+    elif isinstance(cv, Integral):
+        splitter = int_splitter(cv, classifier, grouped=groups is not None, seed=seed)
+        if groups is not None:
+            split_params = {"groups": groups}
+        what = f"cv={cv}"
+    else:
+        splitter = check_cv(cv, y, classifier=classifier)
+        what = f"cv={cv!r}"
+    if classifier:
+        _check_class_counts(y, labels, n, what)
+    try:
+        splits = [
+            (np.asarray(train), np.asarray(test))
+            for train, test in splitter.split(X, y, **split_params)
+        ]
+    except ValueError as e:
+        if groups is None and "groups" in str(e):
+            raise ValueError(
+                f"{what} splits the rows by group, but no groups were given: pass "
+                "them as fit(X, y, groups=...), one label per row."
+            ) from e
+        raise ValueError(
+            f"Cannot split the {n} rows as {what} asks: {e} Pass more rows "
+            "(at least a few per class and per split), or fewer splits."
+        ) from e
+    if not splits:
+        raise ValueError(f"{what} produced no (train, test) split.")
+    classes = np.unique(y) if classifier else None
+    for i, (train, test) in enumerate(splits):
+        if train.size == 0 or test.size == 0:
+            raise ValueError(
+                f"Split {i} has {train.size} training and {test.size} held-out "
+                f"rows; each needs at least one. Pass more rows than the "
+                f"{n} given, or fewer splits."
+            )
+        if classifier:
+            held = np.unique(y[test])
+            if held.size < 2:
+                raise ValueError(
+                    f"The held-out rows of split {i} hold a single class "
+                    f"({held.tolist()}), so TreeInner cannot tell features "
+                    "apart on them. Use a stratified split (cv=None or an int "
+                    "cv, which stratifies for classifiers) or more rows per class."
+                )
+            missing = np.setdiff1d(classes, y[train])
+            if missing.size:
+                raise ValueError(
+                    f"The training rows of split {i} lack the classes (as "
+                    f"encoded 0..K-1) {missing.tolist()}; the booster must "
+                    "see every class. Use a stratified split or more rows "
+                    "per class."
+                )
+    return splits
+
+
+def int_splitter(k, classifier, *, grouped, seed=None):
+    """Return the splitter an int ``cv`` stands for.
+
+    ``StratifiedKFold`` for classifiers, ``KFold`` otherwise, shuffled and
+    seeded; with groups, their group-aware versions (``StratifiedGroupKFold``,
+    ``GroupKFold``), so that no group is both fitted and scored.
+    """
+    if grouped:
+        cls = StratifiedGroupKFold if classifier else GroupKFold
+    else:
+        cls = StratifiedKFold if classifier else KFold
+    return cls(k, shuffle=True, random_state=seed)
+
+
+def _check_class_counts(y, labels, n, what) -> None:
+    """Refuse classes with a single row: none can be both fitted and scored."""
+    counts = np.bincount(y.astype(np.int64))
+    single = np.flatnonzero(counts < 2)
+    if single.size == 0:
+        return
+    names = single if labels is None else np.asarray(labels)[single]
+    names = names[:5].tolist()
+    more = f" and {single.size - 5} more" if single.size > 5 else ""
+    raise ValueError(
+        f"Cannot split the {n} rows as {what} asks: class(es) {names}{more} have "
+        "a single row, and every class needs a row to fit on and one to score "
+        "on. Drop or merge the rarest classes; if y is a numeric target, fit it "
+        "as one: y.astype(float) or a regressor (--task regression on the "
+        "command line)."
+    )
+
+
+def check_groups(groups, n_samples: int) -> None:
+    """Refuse ``groups`` that are not one label per row."""
+    if groups is not None and len(groups) != n_samples:
+        raise ValueError(
+            f"groups has {len(groups)} entries but X has {n_samples} rows; pass "
+            "one group label per row of X."
+        )
+
+
+def check_scoring_rows(tests, sample_weight=None) -> None:
+    """Refuse held-out rows too few for the scores and their test.
+
+    ``tests`` are the held-out rows of each split (a prefit model's: all of
+    them). Every split needs ``MIN_SPLIT_ROWS`` rows, and all splits together
+    ``MIN_SCORING_ROWS`` distinct rows of nonzero weight (rows of weight 0 are
+    not scored).
+    """
+    fix = "Pass more rows, a larger validation_fraction, or fewer splits"
+    for i, test in enumerate(tests):
+        if test.size < MIN_SPLIT_ROWS:
+            raise ValueError(
+                f"Split {i} would score on {test.size} held-out row(s); each "
+                f"split needs at least {MIN_SPLIT_ROWS}. {fix}."
+            )
+    scored = np.unique(np.concatenate(tests))
+    if sample_weight is not None:
+        scored = scored[np.asarray(sample_weight)[scored] != 0]
+    if scored.size < MIN_SCORING_ROWS:
+        raise ValueError(
+            f"The scores would come from {scored.size} held-out row(s) of nonzero "
+            f"weight; TreeInner needs at least {MIN_SCORING_ROWS} (a score is a "
+            "sum over them, and too few leave only the noise of their residuals "
+            f"and no standard error). {fix}, or fewer rows of zero weight."
+        )
+
+
+def make_jobs(splits, *, y, classifier, es_reader, seeds) -> list[SplitJob]:
+    """One job per split, with early-stopping rows carved out of its training part.
+
+    With ``es_reader`` (the plan's reader, or None for no early stopping),
+    ``EARLY_STOPPING_FRACTION`` of each training part, stratified for
+    classifiers and seeded by that split's ``seeds`` entry, stops the booster.
+    """
+    jobs = []
+    for i, ((train, test), seed) in enumerate(zip(splits, seeds, strict=True)):
+        if es_reader is None:
+            jobs.append(SplitJob(i, train, test))
+            continue
+        try:
+            fit_rows, es_rows = train_test_split(
+                train,
+                test_size=EARLY_STOPPING_FRACTION,
+                stratify=y[train] if classifier else None,
+                random_state=int(seed),
+            )
+        except ValueError as e:
+            raise ValueError(
+                f"Cannot set aside {EARLY_STOPPING_FRACTION:.0%} of the "
+                f"{train.size} training rows of split {i} for early stopping: "
+                f"{e} Pass more rows, or turn early stopping off."
+            ) from e
+        if classifier:
+            missing = np.setdiff1d(np.unique(y), y[fit_rows])
+            if missing.size:
+                raise ValueError(
+                    f"After setting aside early-stopping rows, the training rows "
+                    f"of split {i} lack classes {missing.tolist()}. Pass more "
+                    "rows per class, or turn early stopping off."
+                )
+        jobs.append(SplitJob(i, np.sort(fit_rows), test, np.sort(es_rows)))
+    return jobs
