@@ -409,7 +409,9 @@ class TreeInnerSelector(
             # The engine of the data (in memory, Dask) checks, fits and scores
             # the plan; only its fitted statistics are stored.
             engine = engine_for_any(X, y, sample_weight)
-            plan = self._plan(engine, X, y, sample_weight, groups, fit_params)
+            plan = self._plan(
+                engine, X, y, sample_weight, groups=groups, fit_params=fit_params
+            )
             self._store(engine.fit_selector(plan), X)
         except BaseException:
             for name in _FITTED:
@@ -417,7 +419,7 @@ class TreeInnerSelector(
             raise
         return self
 
-    def _plan(self, engine, X, y, sample_weight, groups, fit_params):
+    def _plan(self, engine, X, y, sample_weight, *, groups, fit_params):
         """Decide once what the engine fits: the booster, its kind, the seeds."""
         rng = check_random_state(self.random_state)
         split_seed, booster_seed = (int(s) for s in rng.randint(2**31 - 1, size=2))

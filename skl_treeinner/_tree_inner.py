@@ -90,7 +90,8 @@ def tree_inner(
     verbose : int, default=0
         Above 0, show progress on stderr (a tqdm bar when tqdm is installed,
         else a few plain lines): over row chunks for ``"predecomp"``, over
-        boosting iterations for ``"treeshap"``. 0 adds no overhead.
+        boosting iterations for ``"treeshap"``. 0 adds no overhead. Not
+        used on Dask collections, whose tasks the cluster's dashboard shows.
 
     Returns
     -------

@@ -240,7 +240,10 @@ def plot_score_path(
     model : fitted booster
         Any model :func:`~skl_treeinner.tree_inner` accepts.
     X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
-        Rows to score on; held-out rows show overfitting.
+        Rows to score on; held-out rows show overfitting. A Dask array or
+        DataFrame (with y and ``sample_weight`` partitioned alike) is scored
+        on the cluster, as :func:`~skl_treeinner.tree_inner` scores it; only
+        the per-iteration scores come back.
     y : array-like of shape (n_samples,)
         Target of those rows, as for :func:`~skl_treeinner.tree_inner`.
     attribution : {"predecomp", "treeshap"}, default="predecomp"

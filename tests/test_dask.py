@@ -159,3 +159,27 @@ def test_dask_classifier_with_classes_in_order_of_appearance(client):
     expected = tree_inner(clf.get_booster(), frame, labels)
     _close(tree_inner(clf, ddf, target), expected)
     _close(tree_inner(clf, frame, labels), expected)
+
+
+def test_score_path_plot_of_a_dataframe_on_the_cluster(client):
+    # plot_score_path runs tree_inner through the engine of its X, so a Dask
+    # DataFrame is scored on the cluster: the curves equal the in-memory ones.
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from skl_treeinner.plotting import plot_score_path
+
+    X, y = _data(seed=6)
+    frame = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])])
+    model = xgb.XGBRegressor(n_estimators=12, max_depth=3, n_jobs=1).fit(frame, y)
+    ddf = dd.from_pandas(frame, npartitions=4)
+    target = dd.from_pandas(pd.Series(y), npartitions=4)
+    on_cluster = plot_score_path(model, ddf, target, top=3)
+    in_memory = plot_score_path(model, frame, y, top=3)
+    got = [(line.get_label(), line.get_ydata()) for line in on_cluster.lines]
+    expected = [(line.get_label(), line.get_ydata()) for line in in_memory.lines]
+    assert [label for label, _ in got] == [label for label, _ in expected]
+    for (_, a), (_, b) in zip(got, expected, strict=True):
+        _close(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    # Functions without a path for an engine still refuse its collections.
+    with pytest.raises(TypeError, match="does not take Dask collections yet"):
+        tree_inner(model, frame, target)

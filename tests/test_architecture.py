@@ -1,0 +1,83 @@
+"""The package's shape, held by tests: module sizes and positional parameters.
+
+The import structure (layers, one dispatch place for the engines, engines
+independent, Dask only in its engine) is held by the import-linter contracts
+in pyproject.toml, which CI's lint step runs (``lint-imports``). These tests
+hold what those contracts cannot see (issue 25).
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "skl_treeinner"
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+#: The largest module the package keeps (docs/core.md, "Architecture").
+MAX_LINES = 600
+#: The most positional parameters of a function (``self``/``cls`` included).
+MAX_POSITIONAL = 6
+#: Compiled numba kernels take plain arrays by necessity.
+EXEMPT = {"_numba_kernels.py"}
+
+
+def _name(path):
+    return str(path.relative_to(PACKAGE.parent))
+
+
+def too_long(source: str) -> int | None:
+    """The number of lines of ``source`` if over the limit, else None."""
+    lines = source.count("\n")
+    return lines if lines > MAX_LINES else None
+
+
+def too_many_positional(source: str) -> list[str]:
+    """Functions of ``source`` (``__init__`` aside) over the positional limit."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        count = len(node.args.posonlyargs) + len(node.args.args)
+        if node.name != "__init__" and count > MAX_POSITIONAL:
+            found.append(f"{node.name} (line {node.lineno}): {count}")
+    return found
+
+
+def test_the_checks_catch_what_they_are_for():
+    assert too_long("x = 1\n" * (MAX_LINES + 1)) == MAX_LINES + 1
+    assert too_long("x = 1\n" * MAX_LINES) is None
+    source = "def f(a, b, c, d, e, f, g):\n    pass\n"
+    assert too_many_positional(source) == ["f (line 1): 7"]
+    keyword_only = "def f(a, b, c, d, e, f, *, g):\n    pass\n"
+    assert too_many_positional(keyword_only) == []
+    assert (
+        too_many_positional(
+            "class A:\n    def __init__(s, a, b, c, d, e, f):\n        pass\n"
+        )
+        == []
+    )
+
+
+def test_modules_are_found():
+    assert len(MODULES) > 30
+    assert PACKAGE / "_selector.py" in MODULES
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_name)
+def test_no_module_over_the_size_limit(path):
+    lines = too_long(path.read_text(encoding="utf-8"))
+    assert lines is None, (
+        f"{_name(path)} has {lines} lines; split it by concern (at most {MAX_LINES})."
+    )
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in MODULES if p.name not in EXEMPT], ids=_name
+)
+def test_no_function_takes_more_than_six_positional_parameters(path):
+    offenders = too_many_positional(path.read_text(encoding="utf-8"))
+    assert not offenders, (
+        f"{_name(path)}: functions with more than {MAX_POSITIONAL} positional "
+        f"parameters; make the rest keyword-only: {offenders}"
+    )
