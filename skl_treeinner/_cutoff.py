@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -25,6 +26,7 @@ from sklearn.utils._param_validation import (
 __all__ = [
     "ALPHA_CONSTRAINTS",
     "check_alpha",
+    "warn_if_empty",
     "MAX_FEATURES_CONSTRAINTS",
     "THRESHOLD_CONSTRAINTS",
     "option_type",
@@ -258,3 +260,18 @@ def option_type(parse):
             raise argparse.ArgumentTypeError(str(e)) from e
 
     return read
+
+
+def warn_if_empty(mask, *, stacklevel: int) -> None:
+    """Warn that ``transform`` keeps no column, when ``mask`` selects none.
+
+    ``stacklevel`` counts from the caller of this function, as
+    :func:`warnings.warn` counts from its own caller.
+    """
+    if not np.any(mask):
+        warnings.warn(
+            "No features were selected: either the data is too noisy or the "
+            "selection test too strict.",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )

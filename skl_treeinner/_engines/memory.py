@@ -12,7 +12,6 @@ per-row terms of all splits are pooled for the test
 from __future__ import annotations
 
 import copy
-import warnings
 
 import numpy as np
 from sklearn.feature_selection import SelectorMixin
@@ -21,6 +20,7 @@ from sklearn.utils._set_output import _get_output_config, _wrap_data_with_contai
 from sklearn.utils.validation import validate_data
 
 from .. import _crossfit, _inference, _splits
+from .._cutoff import warn_if_empty
 from .._plan import check_supported, make_plan
 from .._readers import default_estimator, reader_class
 from .._scoring import (
@@ -189,13 +189,7 @@ class InMemory(Engine):
         else:
             validate_data(selector, X, skip_check_array=True, reset=False)
             mask = selector.get_support()
-            if not mask.any():
-                warnings.warn(
-                    "No features were selected: either the data is too noisy or "
-                    "the selection test too strict.",
-                    UserWarning,
-                    stacklevel=3,
-                )
+            warn_if_empty(mask, stacklevel=3)
             out = _safe_indexing(X, np.flatnonzero(mask), axis=1)
             if dense == "pandas" and is_polars_df(out):
                 out = out.to_pandas()

@@ -11,11 +11,10 @@ Dask collection is given.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from sklearn.utils.validation import validate_data
 
+from ..._cutoff import warn_if_empty
 from ..._readers import default_estimator, engine_twin
 from .._base import Engine
 from ._collections import is_array, is_dask_collection, predecomp_dask, tree_inner_dask
@@ -84,13 +83,7 @@ class DaskEngine(Engine):
         """Keep the selected columns, lazily: the same kind of collection."""
         validate_data(selector, meta(X), skip_check_array=True, reset=False)
         mask = selector.get_support()
-        if not mask.any():
-            warnings.warn(
-                "No features were selected: either the data is too noisy or the "
-                "selection test too strict.",
-                UserWarning,
-                stacklevel=3,
-            )
+        warn_if_empty(mask, stacklevel=3)
         columns = np.flatnonzero(mask)
         if is_array(X):
             return X[:, columns]
