@@ -1,11 +1,13 @@
 """The cut-off: which features to keep, from fitted scores alone.
 
-Pure functions of the scores and the selector's ``threshold`` and
-``max_features``, so that :class:`~skl_treeinner.TreeInnerSelector`
-re-selects on ``set_params`` without refitting (as ``SelectFromModel`` does
-for its threshold),
-and the command line parses its options (``--alpha``, ``--threshold``,
-``--max-features``) into exactly what the selector takes.
+The selection is a pure function of the scores, the p-values and the
+selector's ``alpha``, ``threshold`` and ``max_features``, so that
+:class:`~skl_treeinner.TreeInnerSelector` re-selects on ``set_params`` without
+refitting (as ``SelectFromModel`` does for its threshold). Beside it: the
+parsers with which the command line reads its options (``--alpha``,
+``--threshold``, ``--max-features``) into exactly what the selector takes
+(:func:`option_type` makes them argparse types), and the warning that a
+selection kept nothing (:func:`warn_if_empty`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from sklearn.utils._param_validation import (
 __all__ = [
     "ALPHA_CONSTRAINTS",
     "check_alpha",
-    "warn_if_empty",
     "MAX_FEATURES_CONSTRAINTS",
     "THRESHOLD_CONSTRAINTS",
     "option_type",
@@ -34,6 +35,7 @@ __all__ = [
     "parse_max_features",
     "parse_threshold",
     "rank",
+    "warn_if_empty",
     "resolve_max_features",
     "select",
     "threshold_value",

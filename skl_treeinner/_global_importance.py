@@ -22,9 +22,8 @@ from ._engines import refuse_others
 from ._kernels import kernels_for
 from ._readers import read_model
 from ._scoring import predecomp_scores, treeshap_terms
-from ._tree_inner import _check_attribution
 from ._unbiased_gain import unbiased_gain
-from ._validation import check_params
+from ._validation import check_attribution, check_params
 
 __all__ = ["global_importance", "METHODS"]
 
@@ -241,7 +240,7 @@ def global_importance(
         raise ValueError(
             f"method={method!r} is not supported; choose one of {list(METHODS)}."
         )
-    _check_attribution(attribution)
+    check_attribution(attribution)
     if attribution != "predecomp" and spec.compute_treeshap is None:
         with_attribution = [m for m, s in _METHODS.items() if s.compute_treeshap]
         raise ValueError(

@@ -3,10 +3,11 @@
 :class:`SelectionPlan` is what :meth:`TreeInnerSelector.fit
 <skl_treeinner.TreeInnerSelector.fit>` hands to an engine (``_engines``): the
 data, the booster to fit, the seeds. The helpers below resolve what every
-engine needs to fit a booster: which step of a Pipeline is the booster, whether
-it is a classifier and supported, and the booster's fit parameters with
-metadata routing resolved (:func:`make_plan`). Library knowledge (how a booster
-is told to stop early) comes from the reader registry, never from here.
+engine needs to fit a booster: the booster itself (:func:`resolve_estimator`),
+which step of a Pipeline it is, whether it is a classifier and supported, what
+an int ``cv`` stands for, and its fit parameters with metadata routing resolved
+(:func:`make_cross_fit_plan`). Library knowledge (how a booster is told to stop
+early) comes from the reader registry, never from here.
 """
 
 from __future__ import annotations
@@ -16,10 +17,17 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.base import is_classifier as sklearn_is_classifier
+from sklearn.model_selection import (
+    GroupKFold,
+    KFold,
+    StratifiedGroupKFold,
+    StratifiedKFold,
+)
 from sklearn.pipeline import Pipeline
 from sklearn.utils.metadata_routing import _routing_enabled, process_routing
 
 from ._readers import SUPPORTED_MODELS, ModelReader, reader_class
+from ._validation import target_is_classes
 
 __all__ = [
     "EARLY_STOPPING_FRACTION",
@@ -30,9 +38,11 @@ __all__ = [
     "check_supported",
     "early_stopping_reader",
     "final_step",
+    "int_splitter",
     "is_classifier",
-    "make_plan",
+    "make_cross_fit_plan",
     "pipeline_step_params",
+    "resolve_estimator",
     "weight_key_of",
 ]
 
@@ -103,15 +113,13 @@ class SelectionPlan:
     groups: object
     fit_params: dict
     #: The booster (or Pipeline ending in one) to fit on every split, or to
-    #: score with ``prefit``: the given estimator, or the engine's default.
+    #: score with ``prefit``; ``None`` for the engine's default, which the
+    #: engine builds after its own checks (:func:`resolve_estimator`).
     estimator: object
-    #: Whether it is a classifier (class labels are encoded 0..K-1).
-    classifier: bool
-    #: Whether it is the selector's default (which warns about integer classes).
-    default: bool
-    #: Seed of the folds or the held-out part.
+    #: Seeds of the folds (or the held-out part) and of the default booster.
     split_seed: int
-    #: Draws one seed per split (its early-stopping rows), after ``split_seed``.
+    booster_seed: int
+    #: Draws one seed per split (its early-stopping rows), after those two.
     rng: np.random.RandomState
 
 
@@ -135,6 +143,20 @@ def is_classifier(estimator) -> bool:
     return isinstance(final, ClassifierMixin) or (
         getattr(final, "_estimator_type", None) == "classifier"
     )
+
+
+def resolve_estimator(plan: SelectionPlan, default) -> tuple[object, bool]:
+    """Return the booster a plan fits and whether it is a classifier.
+
+    The given estimator, or ``default(classifier, plan.booster_seed)`` (an
+    engine's :meth:`~skl_treeinner._engines._base.Engine.default_estimator`),
+    a classifier when y's dtype holds class labels (the selector's one task
+    rule, :func:`~skl_treeinner._validation.target_is_classes`).
+    """
+    if plan.estimator is None:
+        classifier = plan.y is not None and target_is_classes(plan.y)
+        return default(classifier, plan.booster_seed), classifier
+    return plan.estimator, is_classifier(plan.estimator)
 
 
 def check_supported(estimator):
@@ -195,7 +217,9 @@ def pipeline_step_params(pipe, params, routing: bool) -> dict:
     return per_step
 
 
-def make_plan(selector, base, X, y, weight, *, sample_weight, groups, fit_params):
+def make_cross_fit_plan(
+    selector, base, X, y, weight, *, sample_weight, groups, fit_params
+):
     """Resolve metadata routing once: the cross-fitting plan and split params.
 
     ``selector`` is the fitting TreeInnerSelector (its ``cv``, ``attribution``,
@@ -237,3 +261,17 @@ def make_plan(selector, base, X, y, weight, *, sample_weight, groups, fit_params
         feature_names_in=getattr(selector, "feature_names_in_", None),
     )
     return plan, split_params
+
+
+def int_splitter(k, classifier, *, grouped, seed=None):
+    """Return the splitter an int ``cv`` stands for.
+
+    ``StratifiedKFold`` for classifiers, ``KFold`` otherwise, shuffled and
+    seeded; with groups, their group-aware versions (``StratifiedGroupKFold``,
+    ``GroupKFold``), so that no group is both fitted and scored.
+    """
+    if grouped:
+        cls = StratifiedGroupKFold if classifier else GroupKFold
+    else:
+        cls = StratifiedKFold if classifier else KFold
+    return cls(k, shuffle=True, random_state=seed)

@@ -30,11 +30,9 @@ from sklearn.utils.metadata_routing import (
 
 from . import _cutoff
 from ._engines import engine_for_any
-from ._plan import EARLY_STOPPING_FRACTION, SelectionPlan, is_classifier
+from ._plan import EARLY_STOPPING_FRACTION, SelectionPlan, int_splitter
 from ._readers import default_estimator
 from ._selection import SelectionMixin
-from ._splits import int_splitter
-from ._validation import target_is_classes
 
 __all__ = ["EARLY_STOPPING_FRACTION", "TreeInnerSelector"]
 
@@ -408,10 +406,8 @@ class TreeInnerSelector(
         try:
             # The engine of the data (in memory, Dask) checks, fits and scores
             # the plan; only its fitted statistics are stored.
+            plan = self._plan(X, y, sample_weight, groups=groups, fit_params=fit_params)
             engine = engine_for_any(X, y, sample_weight)
-            plan = self._plan(
-                engine, X, y, sample_weight, groups=groups, fit_params=fit_params
-            )
             self._store(engine.fit_selector(plan), X)
         except BaseException:
             for name in _FITTED:
@@ -419,15 +415,10 @@ class TreeInnerSelector(
             raise
         return self
 
-    def _plan(self, engine, X, y, sample_weight, *, groups, fit_params):
-        """Decide once what the engine fits: the booster, its kind, the seeds."""
+    def _plan(self, X, y, sample_weight, *, groups, fit_params):
+        """Decide once what every engine needs: the data, the booster, the seeds."""
         rng = check_random_state(self.random_state)
         split_seed, booster_seed = (int(s) for s in rng.randint(2**31 - 1, size=2))
-        if self.estimator is None:
-            classifier = y is not None and target_is_classes(y)
-            estimator = engine.default_estimator(classifier, booster_seed)
-        else:
-            estimator, classifier = self.estimator, is_classifier(self.estimator)
         return SelectionPlan(
             selector=self,
             X=X,
@@ -435,10 +426,9 @@ class TreeInnerSelector(
             sample_weight=sample_weight,
             groups=groups,
             fit_params=fit_params,
-            estimator=estimator,
-            classifier=classifier,
-            default=self.estimator is None,
+            estimator=self.estimator,
             split_seed=split_seed,
+            booster_seed=booster_seed,
             rng=rng,
         )
 

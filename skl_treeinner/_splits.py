@@ -12,24 +12,24 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.model_selection import (
-    GroupKFold,
     GroupShuffleSplit,
-    KFold,
     ShuffleSplit,
-    StratifiedGroupKFold,
-    StratifiedKFold,
     StratifiedShuffleSplit,
     check_cv,
     train_test_split,
 )
 
-from ._plan import EARLY_STOPPING_FRACTION, MIN_SCORING_ROWS, MIN_SPLIT_ROWS
+from ._plan import (
+    EARLY_STOPPING_FRACTION,
+    MIN_SCORING_ROWS,
+    MIN_SPLIT_ROWS,
+    int_splitter,
+)
 
 __all__ = [
     "SplitJob",
     "check_groups",
     "check_scoring_rows",
-    "int_splitter",
     "make_jobs",
     "make_splits",
 ]
@@ -131,20 +131,6 @@ def make_splits(
                     "per class."
                 )
     return splits
-
-
-def int_splitter(k, classifier, *, grouped, seed=None):
-    """Return the splitter an int ``cv`` stands for.
-
-    ``StratifiedKFold`` for classifiers, ``KFold`` otherwise, shuffled and
-    seeded; with groups, their group-aware versions (``StratifiedGroupKFold``,
-    ``GroupKFold``), so that no group is both fitted and scored.
-    """
-    if grouped:
-        cls = StratifiedGroupKFold if classifier else GroupKFold
-    else:
-        cls = StratifiedKFold if classifier else KFold
-    return cls(k, shuffle=True, random_state=seed)
 
 
 def _check_class_counts(y, labels, n, what) -> None:

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from ._engines import engine_for
 from ._readers import read_model
-from ._validation import check_params
+from ._validation import check_attribution, check_params
 
 __all__ = ["tree_inner"]
-
-_ATTRIBUTIONS = ("predecomp", "treeshap")
 
 
 def tree_inner(
@@ -169,7 +167,7 @@ or (n_samples, n_features)
     >>> bool(np.allclose(z.sum(axis=0), scores))
     True
     """
-    _check_attribution(attribution)
+    check_attribution(attribution)
     check_params(
         "tree_inner",
         {
@@ -197,11 +195,3 @@ or (n_samples, n_features)
         per_sample=per_sample,
         verbose=verbose,
     )
-
-
-def _check_attribution(attribution) -> None:
-    if attribution not in _ATTRIBUTIONS:
-        raise ValueError(
-            f"attribution={attribution!r} is not supported; choose one of "
-            f"{list(_ATTRIBUTIONS)}."
-        )

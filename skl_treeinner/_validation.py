@@ -18,6 +18,8 @@ from sklearn.utils.validation import (
 )
 
 __all__ = [
+    "ATTRIBUTIONS",
+    "check_attribution",
     "MANY_CLASSES",
     "is_pandas_df",
     "is_polars_df",
@@ -39,6 +41,19 @@ __all__ = [
 #: class labels (the rule is the dtype's), but with a warning naming the
 #: override: a float target, a regressor, or ``--task regression``.
 MANY_CLASSES = 20
+
+
+#: The per-tree attributions of TreeInner: PreDecomp (Def. 1) and TreeSHAP.
+ATTRIBUTIONS = ("predecomp", "treeshap")
+
+
+def check_attribution(attribution) -> None:
+    """Refuse an ``attribution`` that is not one of :data:`ATTRIBUTIONS`."""
+    if attribution not in ATTRIBUTIONS:
+        raise ValueError(
+            f"attribution={attribution!r} is not supported; choose one of "
+            f"{list(ATTRIBUTIONS)}."
+        )
 
 
 def target_is_classes(y) -> bool:

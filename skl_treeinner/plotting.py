@@ -21,8 +21,7 @@ from ._engines import engine_for
 from ._optional import import_optional
 from ._readers import read_model
 from ._readers._base import feature_names_of
-from ._tree_inner import _check_attribution
-from ._validation import check_params
+from ._validation import check_attribution, check_params
 
 __all__ = ["plot_score_path", "plot_scores"]
 
@@ -311,7 +310,7 @@ def plot_score_path(
     >>> bool(np.isclose(ax.lines[0].get_ydata()[-1], final[0]))
     True
     """
-    _check_attribution(attribution)
+    check_attribution(attribution)
     check_params("plot_score_path", {"verbose": ["verbose"]}, {"verbose": verbose})
     top = _check_top(top)
     plt = _pyplot()

@@ -81,3 +81,47 @@ def test_no_function_takes_more_than_six_positional_parameters(path):
         f"{_name(path)}: functions with more than {MAX_POSITIONAL} positional "
         f"parameters; make the rest keyword-only: {offenders}"
     )
+
+
+#: Where Dask may be named in code: its engine, and the one dispatch place.
+DASK_PLACES = ("_engines/dask/", "_engines/__init__.py")
+
+
+def dask_names(source: str) -> list[str]:
+    """Names in ``source``'s code (not its strings or comments) that name Dask."""
+    import io
+    import tokenize
+
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return [
+        f"{tok.string} (line {tok.start[0]})"
+        for tok in tokens
+        if tok.type == tokenize.NAME and "dask" in tok.string.lower()
+    ]
+
+
+def test_the_dask_check_catches_a_duck_typed_test():
+    assert dask_names("ok = hasattr(X, '__dask_graph__')\n") == []  # a string
+    assert dask_names("lazy = X.__dask_graph__ is not None\n") == [
+        "__dask_graph__ (line 1)"
+    ]
+    assert dask_names("# Dask in a comment\nx = 1\n") == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        p
+        for p in MODULES
+        if not _name(p).removeprefix("skl_treeinner/").startswith(DASK_PLACES)
+    ],
+    ids=_name,
+)
+def test_only_the_dask_engine_and_the_dispatch_name_dask(path):
+    # The in-memory path never decides on Dask: no import (lint-imports holds
+    # that) and no duck-typed test either.
+    found = dask_names(path.read_text(encoding="utf-8"))
+    assert not found, (
+        f"{_name(path)} names Dask in its code: {found}. Ask the engines "
+        "(skl_treeinner._engines.engine_for) instead."
+    )

@@ -52,9 +52,8 @@ def engine_for_any(*objs) -> Engine:
 def refuse_others(*objs, what: str) -> None:
     """Raise a TypeError if any of ``objs`` belongs to an engine other than memory.
 
-    For the functions that have only an in-memory path (``global_importance``,
-    the plots' inputs): they would otherwise compute a whole collection into
-    this process.
+    For the functions that have only an in-memory path (``global_importance``):
+    they would otherwise compute a whole collection into this process.
     """
     for engine in ENGINES:
         if any(engine.accepts(obj) for obj in objs):

@@ -21,7 +21,7 @@ from sklearn.utils.validation import validate_data
 
 from .. import _crossfit, _inference, _splits
 from .._cutoff import warn_if_empty
-from .._plan import check_supported, make_plan
+from .._plan import check_supported, make_cross_fit_plan, resolve_estimator
 from .._readers import default_estimator, reader_class
 from .._scoring import (
     predecomp_rows,
@@ -90,7 +90,8 @@ class InMemory(Engine):
 
     def fit_selector(self, plan) -> dict:
         """Check the rows, fit and score every split, test the pooled terms."""
-        selector, base, classifier = plan.selector, plan.estimator, plan.classifier
+        selector = plan.selector
+        base, classifier = resolve_estimator(plan, self.default_estimator)
         final = check_supported(base)
         X, y, weight = check_fit_input(
             selector,
@@ -99,7 +100,7 @@ class InMemory(Engine):
             plan.sample_weight,
             reader=reader_class(final) if final is base else None,
         )
-        if plan.default and classifier:
+        if plan.estimator is None and classifier:
             warn_many_integer_classes(y)
         y_fit = check_target_suits_estimator(y, classifier, final)
         groups = plan.groups
@@ -125,7 +126,7 @@ class InMemory(Engine):
         else:
             if classifier:  # 0..K-1, as XGBoost requires
                 y_fit = np.unique(y_fit, return_inverse=True)[1].astype(np.int64)
-            cross_fit, split_params = make_plan(
+            cross_fit, split_params = make_cross_fit_plan(
                 selector,
                 base,
                 X,

@@ -22,7 +22,9 @@ __all__ = [
     "LIBRARIES",
     "ModelReader",
     "SUPPORTED_MODELS",
+    "DEFAULT_LIBRARY",
     "default_estimator",
+    "default_library",
     "engine_estimator_names",
     "engine_estimators",
     "engine_twin",
@@ -50,6 +52,10 @@ class EngineEstimators:
     twins: Mapping[str, str]
     #: Why they cannot stop early (refused), or ``""`` where they can.
     no_early_stopping: str = ""
+    #: Fit parameters that hold other rows (evaluation sets), passed on
+    #: untouched rather than split with the rows: names, or prefixes ending
+    #: in ``_``.
+    passed_on: tuple[str, ...] = ("eval_",)
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,7 @@ LIBRARIES: tuple[Library, ...] = (
                     "XGBRegressor": "xgboost.dask.DaskXGBRegressor",
                     "XGBClassifier": "xgboost.dask.DaskXGBClassifier",
                 },
+                passed_on=("eval_", "sample_weight_eval_set", "base_margin_eval_set"),
             )
         },
     ),
@@ -282,6 +289,15 @@ def make_estimator(library: str, classifier: bool, *, random_state=None, **param
     return _load(rows[library]).make_estimator(settings)
 
 
+#: The registry key of the selector's default booster.
+DEFAULT_LIBRARY = "xgboost"
+
+
+def default_library() -> Library:
+    """Return the registry row of the selector's default booster."""
+    return next(row for row in LIBRARIES if row.key == DEFAULT_LIBRARY)
+
+
 def default_estimator(classifier: bool, random_state=None):
     """Build the selector's default booster: XGBoost with the paper's settings.
 
@@ -289,7 +305,7 @@ def default_estimator(classifier: bool, random_state=None):
     ``Categorical`` columns reach the booster as categories.
     """
     return make_estimator(
-        "xgboost", classifier, random_state=random_state, categorical=True
+        DEFAULT_LIBRARY, classifier, random_state=random_state, categorical=True
     )
 
 

@@ -77,7 +77,7 @@ class DaskEngine(Engine):
 
     def fit_selector(self, plan) -> dict:
         """Split, fit and score on the cluster (see ``_selector``)."""
-        return fit_dask(plan)
+        return fit_dask(plan, self.default_estimator)
 
     def transform(self, selector, X):
         """Keep the selected columns, lazily: the same kind of collection."""

@@ -86,7 +86,6 @@ class Rows:
         self.X, self.y, self.w = X, y, w
         self.x_parts, self.y_parts, self.w_parts, _ = aligned(X, y, w)
         self.labels, self.draw = labels, draw
-        self._coding = (labels, draw)
 
     def tasks(self, dask, func, *args):
         """One delayed ``func(X, y, w, codes, *args)`` per partition.
@@ -95,15 +94,16 @@ class Rows:
         and its number (see the module notes).
         """
         return [
-            dask.delayed(_with_codes)(func, xp, yp, wp, (i, self._coding), *args)
+            dask.delayed(_with_codes)(
+                func, xp, yp, wp, *args, number=i, labels=self.labels, draw=self.draw
+            )
             for i, (xp, yp, wp) in enumerate(
                 zip(self.x_parts, self.y_parts, self.w_parts, strict=True)
             )
         ]
 
 
-def _with_codes(func, X, y, w, where, *args):
-    number, (labels, draw) = where
+def _with_codes(func, X, y, w, *args, number, labels, draw):
     if len(y) != len(X) or (w is not None and len(w) != len(X)):
         raise ValueError(
             f"Partition {number} holds {len(X)} rows of X but {len(y)} of y"

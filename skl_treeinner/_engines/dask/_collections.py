@@ -30,7 +30,17 @@ from ..._scoring import (
     shaped,
 )
 
-__all__ = ["is_dask_collection", "predecomp_dask", "tree_inner_dask"]
+__all__ = [
+    "aligned",
+    "dask_modules",
+    "is_array",
+    "is_dask_collection",
+    "partition_rows",
+    "predecomp_dask",
+    "shared_object",
+    "tree_inner_dask",
+    "tree_reduce",
+]
 
 #: Partition sums added per task of the reduction tree on the workers.
 _FAN_IN = 8

@@ -41,9 +41,15 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import validate_data
 
 from ... import _inference
-from ..._plan import EARLY_STOPPING_FRACTION, check_supported, make_plan
+from ..._plan import (
+    EARLY_STOPPING_FRACTION,
+    check_supported,
+    make_cross_fit_plan,
+    resolve_estimator,
+)
 from ..._progress import progress, write_line
 from ..._readers import (
+    default_library,
     engine_estimator_names,
     engine_estimators,
     engine_twin_name,
@@ -60,7 +66,7 @@ from ._collections import (
     tree_reduce,
 )
 
-__all__ = ["fit_dask", "meta"]
+__all__ = ["ENGINE", "fit_dask", "meta"]
 
 #: The registry's key for this engine's estimators (``Library.engines``).
 ENGINE = "dask"
@@ -104,14 +110,18 @@ def _check_estimator(base, prefit):
     raise TypeError(
         f"TreeInnerSelector got Dask collections and a {name}, which fits in "
         f"one process and would pull the data into it. {fix}, or "
-        "estimator=None (XGBoost's Dask booster); or pass in-memory data. A "
-        "model you fitted already can be scored with prefit=True."
+        f"estimator=None ({default_library().label}'s Dask booster); or pass "
+        "in-memory data. A model you fitted already can be scored with "
+        "prefit=True."
     )
 
 
-def _check_fit_params(fit_params):
+def _check_fit_params(fit_params, passed_on):
     for key, value in fit_params.items():
-        if key.startswith("eval_") or key == "sample_weight_eval_set":
+        if any(
+            key.startswith(name) if name.endswith("_") else key == name
+            for name in passed_on
+        ):
             continue
         # Arrays and collections are per row; lists (callbacks) are not.
         dask_collection = getattr(value, "__dask_graph__", None) is not None
@@ -193,10 +203,11 @@ def _score(dask, estimators, rows, attribution, n_features_in):
     )
 
 
-def fit_dask(plan):
+def fit_dask(plan, default):
     """Fit a :class:`~skl_treeinner._plan.SelectionPlan` of Dask collections.
 
-    See the module notes. Returns the fitted attributes; sets only
+    See the module notes. ``default(classifier, seed)`` builds the default
+    booster when the plan names none. Returns the fitted attributes; sets only
     ``n_features_in_`` (and ``feature_names_in_``) on the selector, as
     scikit-learn's checks do, so that nothing is half set when a step fails.
     """
@@ -229,7 +240,7 @@ def fit_dask(plan):
             f"y must be 1-D (a Dask array of one dimension or a Series); got "
             f"shape {y.shape}."
         )
-    base, classifier = plan.estimator, plan.classifier
+    base, classifier = resolve_estimator(plan, default)
     _check_estimator(base, selector.prefit)
     check_supported(base)
     if not classifier and getattr(y.dtype, "kind", "O") not in "biuf":
@@ -252,7 +263,7 @@ def fit_dask(plan):
         n_splits, what = 1, "prefit=True"
         draw = {"n_folds": None, "test_fraction": 1.0}
     else:
-        cross_fit, _ = make_plan(
+        cross_fit, _ = make_cross_fit_plan(
             selector,
             base,
             X,
@@ -266,9 +277,9 @@ def fit_dask(plan):
         # The booster gets the weights when it asks for them (always, without
         # metadata routing); they are split with the rows in _fit_split.
         booster_weighted = plan_params.pop(cross_fit.weight_key, None) is not None
-        _check_fit_params(plan_params)
-        es_reader = cross_fit.es_reader
         entry = engine_estimators(ENGINE, base)
+        _check_fit_params(plan_params, entry.passed_on)
+        es_reader = cross_fit.es_reader
         if es_reader is not None and entry is not None and entry.no_early_stopping:
             raise ValueError(
                 f"{entry.no_early_stopping}. Turn early stopping off, or use "
