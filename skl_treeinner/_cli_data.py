@@ -81,6 +81,14 @@ def column_list(text: str) -> list[str]:
     return names
 
 
+def _number(text: str, cast, what: str):
+    """``cast(text)``, or a usage error saying that ``text`` is not ``what``."""
+    try:
+        return cast(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+
+
 def positive_int(text: str) -> int:
     """Read an integer option that must be at least 1 (``--cv``, ``--threads``).
 
@@ -99,10 +107,7 @@ def positive_int(text: str) -> int:
     argparse.ArgumentTypeError
         If ``text`` is not an integer, or is below 1.
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = _number(text, int, "an integer")
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return value
@@ -126,10 +131,7 @@ def job_count(text: str) -> int:
     argparse.ArgumentTypeError
         If ``text`` is not an integer, or is 0.
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = _number(text, int, "an integer")
     if value == 0:
         raise argparse.ArgumentTypeError(
             "0 runs nothing; pass 1 or more folds at once, or -1 for all cores"
@@ -155,10 +157,7 @@ def positive_float(text: str) -> float:
     argparse.ArgumentTypeError
         If ``text`` is not a number, or is not above 0.
     """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    value = _number(text, float, "a number")
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be above 0")
     return value
