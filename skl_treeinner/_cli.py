@@ -40,6 +40,8 @@ from ._cli_data import (
     write_scores,
 )
 from ._cutoff import (
+    CONTROLS,
+    describe_rule,
     option_type,
     parse_alpha,
     parse_max_features,
@@ -245,6 +247,16 @@ def build_parser() -> argparse.ArgumentParser:
         "0.05); 'none' keeps every feature that passes --threshold",
     )
     scoring.add_argument(
+        "--control",
+        choices=list(CONTROLS),
+        default="per_feature",
+        help="which error --alpha bounds among the features that do nothing "
+        "(default per_feature: each is kept with probability below A; "
+        "expected_false: at most one kept on average, whatever their number; "
+        "family_wise: any kept with probability below A; false_discovery: "
+        "their share among the kept below A)",
+    )
+    scoring.add_argument(
         "--threshold",
         type=option_type(parse_threshold),
         default=0.0,
@@ -423,6 +435,7 @@ def _select(args) -> None:
         attribution=args.attribution,
         cv=args.cv if args.cv > 1 else None,
         alpha=args.alpha,
+        control=args.control,
         threshold=args.threshold,
         max_features=max_features,
         random_state=args.random_state,
@@ -447,11 +460,11 @@ def _select(args) -> None:
         f"{args.target!r} ({task}); {ESTIMATORS[args.estimator]}, {split_word}, "
         f"{args.attribution}."
     )
-    print(format_table(table))
+    print(format_table(table, adjusted=args.control != "per_feature"))
     names = [row["feature"] for row in table if row["selected"]]
     rule = f"score > {selector.threshold_:.6g}"
     if args.alpha is not None:
-        rule = f"p < {args.alpha:g} and {rule}"
+        rule = f"{describe_rule(args.control, args.alpha)} and {rule}"
     if max_features is not None:
         rule += f", at most {max_features}"
     print(

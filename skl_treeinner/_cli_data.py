@@ -397,6 +397,7 @@ def write_scores(pd, path: Path, table, selector, args, task: str) -> None:
             "n_splits": int(selector.split_scores_.shape[0]),
             "n_scored_rows": float(selector.n_scored_rows_),
             "alpha": args.alpha,
+            "control": args.control,
             # JSON has no infinity: --threshold -inf is written as a string
             "threshold": (
                 float(selector.threshold_)
@@ -425,6 +426,7 @@ def write_scores(pd, path: Path, table, selector, args, task: str) -> None:
                 "score",
                 "score_se",
                 "pvalue",
+                "pvalue_adjusted",
                 "split_sd",
                 "positive_splits",
                 "selected",

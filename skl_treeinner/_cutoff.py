@@ -1,7 +1,7 @@
 """The cut-off: which features to keep, from fitted scores alone.
 
 The selection is a pure function of the scores, the p-values and the
-selector's ``alpha``, ``threshold`` and ``max_features``, so that
+selector's ``alpha``, ``control``, ``threshold`` and ``max_features``, so that
 :class:`~skl_treeinner.TreeInnerSelector` re-selects on ``set_params`` without
 refitting (as ``SelectFromModel`` does for its threshold). Beside it: the
 parsers with which the command line reads its options (``--alpha``,
@@ -18,15 +18,22 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.stats import false_discovery_control
 from sklearn.utils._param_validation import (
     Interval,
     InvalidParameterError,
     RealNotInt,
+    StrOptions,
     validate_parameter_constraints,
 )
 
 __all__ = [
     "ALPHA_CONSTRAINTS",
+    "CONTROLS",
+    "CONTROL_CONSTRAINTS",
+    "adjusted_pvalues",
+    "check_control",
+    "describe_rule",
     "check_alpha",
     "MAX_FEATURES_CONSTRAINTS",
     "THRESHOLD_CONSTRAINTS",
@@ -52,6 +59,92 @@ MAX_FEATURES_CONSTRAINTS = [
     callable,
     None,
 ]
+
+
+#: The errors ``alpha`` can bound when features are kept by their p-values,
+#: and what each promises about the features with no effect on new rows.
+CONTROLS = {
+    "per_feature": "each is kept with probability at most alpha",
+    "expected_false": (
+        "on average at most one is kept, whatever the number of features "
+        "(each tested at min(alpha, 1/n_features))"
+    ),
+    "family_wise": "the probability of keeping any is at most alpha (Holm)",
+    "false_discovery": (
+        "their expected share among the kept features is at most alpha "
+        "(Benjamini-Hochberg)"
+    ),
+}
+#: What ``control`` may be.
+CONTROL_CONSTRAINTS = [StrOptions(set(CONTROLS))]
+
+
+def check_control(control):
+    """Check ``control`` as ``fit`` does; a value set after fit is checked at use."""
+    validate_parameter_constraints(
+        {"control": CONTROL_CONSTRAINTS},
+        {"control": control},
+        caller_name="TreeInnerSelector",
+    )
+    return control
+
+
+def adjusted_pvalues(pvalues, control: str, alpha: float) -> np.ndarray:
+    """P-values adjusted for the number of features, as ``control`` asks.
+
+    A feature passes the test when its adjusted p-value is below ``alpha``:
+
+    - ``"per_feature"``: the p-values themselves;
+    - ``"expected_false"``: ``p · max(1, alpha · m)`` for m features, below
+      ``alpha`` exactly when ``p < min(alpha, 1/m)``: at most ``m0 / m ≤ 1``
+      false picks expected among the ``m0`` features with no effect (the
+      per-family error rate), and never a looser test than ``alpha`` per
+      feature;
+    - ``"family_wise"``: Holm's step-down adjustment (the probability of any
+      false pick is at most ``alpha``, under any dependence);
+    - ``"false_discovery"``: Benjamini-Hochberg's
+      (:func:`scipy.stats.false_discovery_control`).
+
+    Adjusted values are capped at 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = np.array([0.001, 0.01, 0.03, 0.5])
+    >>> adjusted_pvalues(p, "family_wise", 0.05).tolist()
+    [0.004, 0.03, 0.06, 0.5]
+    >>> adjusted_pvalues(p, "expected_false", 0.05).tolist()  # m=4: no change
+    [0.001, 0.01, 0.03, 0.5]
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    m = p.size
+    if control == "per_feature" or m == 0:
+        return p.copy()
+    if control == "expected_false":
+        return np.minimum(1.0, p * max(1.0, alpha * m))
+    if control == "false_discovery":
+        return false_discovery_control(p, method="bh")
+    if control == "family_wise":
+        order = np.argsort(p, kind="mergesort")
+        steps = p[order] * (m - np.arange(m))
+        adjusted = np.empty(m)
+        adjusted[order] = np.minimum(1.0, np.maximum.accumulate(steps))
+        return adjusted
+    raise ValueError(f"control={control!r} is not one of {list(CONTROLS)}.")
+
+
+def describe_rule(control: str, alpha) -> str:
+    """Say in a few words which p-values pass: the rule the outputs print."""
+    if alpha is None:
+        return "no test"
+    if control == "per_feature":
+        return f"p < {alpha:g}"
+    names = {
+        "expected_false": "at most 1 false pick expected",
+        "family_wise": "Holm",
+        "false_discovery": "Benjamini-Hochberg",
+    }
+    return f"adjusted p < {alpha:g} ({names[control]})"
 
 
 def check_alpha(alpha):
@@ -135,9 +228,11 @@ def select(
 ) -> np.ndarray:
     """Keep the features scoring strictly above ``threshold``, at most ``max_count``.
 
-    With ``alpha`` (and ``pvalues``), a feature must also have a p-value
-    strictly below ``alpha``. Of the features that pass, the best-ranked
-    ``max_count`` are kept (ties in column order). Returns a boolean mask.
+    With ``alpha`` (and ``pvalues``, adjusted by :func:`adjusted_pvalues`
+    where a multiple-testing ``control`` is chosen), a feature must also have
+    a p-value strictly below ``alpha``. Of the features that pass, the
+    best-ranked ``max_count`` are kept (ties in column order). Returns a
+    boolean mask.
     """
     scores = np.asarray(scores)
     support = scores > threshold

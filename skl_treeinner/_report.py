@@ -24,7 +24,8 @@ def score_table(selector, names=None) -> list[dict]:
 
     Keys: ``rank``, ``feature``, ``column`` (its index in X), ``score``,
     ``score_se`` (its standard error, ``scores_se_``), ``pvalue``
-    (``pvalues_``), ``split_sd`` (the standard deviation of the split
+    (``pvalues_``), ``pvalue_adjusted`` (``pvalues_adjusted_``, for the
+    selector's ``control``), ``split_sd`` (the standard deviation of the split
     scores, ``None`` with one split), ``positive_splits``, ``n_splits``,
     ``selected`` and ``split_scores`` (a list).
 
@@ -39,6 +40,7 @@ def score_table(selector, names=None) -> list[dict]:
     n_splits = split.shape[0]
     sd = split.std(axis=0, ddof=1) if n_splits > 1 else None
     support = selector.support_
+    adjusted = selector.pvalues_adjusted_
     rows = []
     for j in np.argsort(selector.ranking_, kind="mergesort"):
         rows.append(
@@ -49,6 +51,7 @@ def score_table(selector, names=None) -> list[dict]:
                 "score": float(selector.scores_[j]),
                 "score_se": float(selector.scores_se_[j]),
                 "pvalue": float(selector.pvalues_[j]),
+                "pvalue_adjusted": float(adjusted[j]),
                 "split_sd": None if sd is None else float(sd[j]),
                 "positive_splits": int((split[:, j] > 0).sum()),
                 "n_splits": n_splits,
@@ -80,11 +83,12 @@ def number_format(values):
     return lambda v: f"{v:.{decimals}f}"
 
 
-def format_table(rows: list[dict], extra=()) -> str:
+def format_table(rows: list[dict], extra=(), *, adjusted=False) -> str:
     """Lay out :func:`score_table` rows as text, one line per feature.
 
-    Columns: rank, feature, score, s.e., one-sided p-value, in how many
-    splits the score is above 0, selected; then ``extra``, pairs
+    Columns: rank, feature, score, s.e., one-sided p-value (and, with
+    ``adjusted``, the p-value adjusted for the number of features), in how
+    many splits the score is above 0, selected; then ``extra``, pairs
     ``(header, values)`` with one value per column of X (indexed by each
     row's ``column``).
     """
@@ -95,7 +99,9 @@ def format_table(rows: list[dict], extra=()) -> str:
     widths = [max(len(h), *(len(c) for c in cells)) for h, cells in added]
     header = (
         f"{'rank':>4}  {'feature':<{width}}  {'score':>11}  {'s.e.':>11}  "
-        f"{'p-value':>7}  {'>0 in':>6}  selected"
+        f"{'p-value':>7}  "
+        + ("adj. p   " if adjusted else "")
+        + f"{'>0 in':>6}  selected"
     )
     header += "".join(f"  {h:<{w}}" for (h, _), w in zip(added, widths, strict=True))
     lines = [header.rstrip()]
@@ -104,7 +110,8 @@ def format_table(rows: list[dict], extra=()) -> str:
         line = (
             f"{row['rank']:>4}  {row['feature']:<{width}}  {score(row['score']):>11}  "
             f"{spread(row['score_se']):>11}  {format_pvalue(row['pvalue']):>7}  "
-            f"{positive:>6}  {'yes' if row['selected'] else '-':<8}"
+            + (f"{format_pvalue(row['pvalue_adjusted']):>7}  " if adjusted else "")
+            + f"{positive:>6}  {'yes' if row['selected'] else '-':<8}"
         )
         line += "".join(
             f"  {cells[i]:<{w}}" for (_, cells), w in zip(added, widths, strict=True)

@@ -52,11 +52,29 @@ class SelectionMixin:
         return _cutoff.threshold_value(self.scores_, self.threshold)
 
     @property
+    def pvalues_adjusted_(self) -> np.ndarray:
+        """``pvalues_`` adjusted for the number of features, as ``control`` asks.
+
+        A feature passes the test when its adjusted p-value is below
+        ``alpha``. Derived from ``pvalues_``, so ``set_params(control=...)``
+        takes effect without refitting; with ``control="expected_false"`` the
+        adjustment depends on ``alpha`` (``p · max(1, alpha · n_features)``).
+        See :func:`~skl_treeinner._cutoff.adjusted_pvalues`.
+        """
+        check_is_fitted(self, "pvalues_")
+        alpha = _cutoff.check_alpha(self.alpha)
+        return _cutoff.adjusted_pvalues(
+            self.pvalues_,
+            _cutoff.check_control(self.control),
+            0.05 if alpha is None else alpha,
+        )
+
+    @property
     def support_(self) -> np.ndarray:
         """The selected features, from the fitted statistics and the current cut-off.
 
-        Changing ``alpha``, ``threshold`` or ``max_features`` with
-        ``set_params`` re-selects without refitting; a callable
+        Changing ``alpha``, ``control``, ``threshold`` or ``max_features``
+        with ``set_params`` re-selects without refitting; a callable
         ``max_features`` is evaluated on the X given to ``fit``
         (``max_features_``), so changing it to another callable needs a new
         ``fit``.
@@ -71,12 +89,13 @@ class SelectionMixin:
             count = self.max_features_
         else:
             count = _cutoff.resolve_max_features(self.max_features, self.n_features_in_)
+        alpha = _cutoff.check_alpha(self.alpha)
         return _cutoff.select(
             self.scores_,
             self.threshold_,
             count,
-            pvalues=self.pvalues_,
-            alpha=_cutoff.check_alpha(self.alpha),
+            pvalues=None if alpha is None else self.pvalues_adjusted_,
+            alpha=alpha,
         )
 
     def _get_support_mask(self):

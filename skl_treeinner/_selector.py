@@ -116,10 +116,27 @@ class TreeInnerSelector(
         ``threshold``. ``None`` turns the test off and selects on
         ``threshold`` alone (``alpha=None, threshold=0`` is the rule of earlier
         versions: score > 0).
-        Each feature is tested at this level, with no correction for the
-        number of features (measured to lose more relevant features than it
-        saves noise ones; see the user guide). Changing it with
-        ``set_params`` re-selects without refitting.
+        Which error this level bounds is ``control``'s choice. Changing it
+        with ``set_params`` re-selects without refitting.
+    control : {"per_feature", "expected_false", "family_wise", \
+"false_discovery"}, default="per_feature"
+        The error ``alpha`` bounds, among the features with no effect on new
+        rows, when many features are tested (``pvalues_adjusted_``):
+
+        - ``"per_feature"``: each of them is kept with probability at most
+          ``alpha``; with m of them about ``alpha · m`` are kept, so from
+          1,000 columns dozens (no correction for the number of features);
+        - ``"expected_false"``: on average at most one of them is kept,
+          whatever the number of features: each is tested at
+          ``min(alpha, 1/n_features)``;
+        - ``"family_wise"``: the probability of keeping any of them is at most
+          ``alpha`` (Holm's step-down, valid under any dependence);
+        - ``"false_discovery"``: their expected share among the kept features
+          is at most ``alpha`` (Benjamini-Hochberg, which assumes the
+          p-values are independent or positively dependent).
+
+        Changing it with ``set_params`` re-selects without refitting. See
+        "Many columns" in the user guide for what each keeps on wide data.
     threshold : float, str or callable, default=0.0
         Features whose score is strictly greater are kept (and, with
         ``alpha``, pass the test). A string is
@@ -193,8 +210,8 @@ class TreeInnerSelector(
         column order.
     support_ : ndarray of shape (n_features,), bool
         The selected features. Derived from ``scores_``, ``pvalues_`` and the
-        current ``alpha``, ``threshold`` and ``max_features``:
-        ``set_params(alpha=..., threshold=...)`` re-selects without
+        current ``alpha``, ``control``, ``threshold`` and ``max_features``:
+        ``set_params(alpha=..., control=..., threshold=...)`` re-selects without
         refitting, as ``SelectFromModel`` does for its threshold, and so does
         a numeric ``max_features`` (which ``SelectFromModel`` fixes at fit).
     threshold_ : float
@@ -306,6 +323,7 @@ class TreeInnerSelector(
         "cv": ["cv_object"],
         "validation_fraction": [Interval(RealNotInt, 0, 1, closed="neither")],
         "alpha": _cutoff.ALPHA_CONSTRAINTS,
+        "control": _cutoff.CONTROL_CONSTRAINTS,
         "threshold": _cutoff.THRESHOLD_CONSTRAINTS,
         "max_features": _cutoff.MAX_FEATURES_CONSTRAINTS,
         "prefit": ["boolean"],
@@ -322,6 +340,7 @@ class TreeInnerSelector(
         cv=5,
         validation_fraction=0.5,
         alpha=0.05,
+        control="per_feature",
         threshold=0.0,
         max_features=None,
         prefit=False,
@@ -334,6 +353,7 @@ class TreeInnerSelector(
         self.cv = cv
         self.validation_fraction = validation_fraction
         self.alpha = alpha
+        self.control = control
         self.threshold = threshold
         self.max_features = max_features
         self.prefit = prefit

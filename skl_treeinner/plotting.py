@@ -17,6 +17,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ._cutoff import describe_rule
 from ._engines import engine_for
 from ._optional import import_optional
 from ._readers import read_model
@@ -169,8 +170,12 @@ def plot_scores(
     pos = np.arange(n)[::-1]  # first shown at the top
     colors = np.where(support[shown], selected_color, other_color).tolist()
     ax.barh(pos, scores[shown], color=colors, height=0.7, gid="scores")
+    selected = f"selected ({int(support.sum())})"
+    control = getattr(selector, "control", "per_feature")
+    if control != "per_feature" and getattr(selector, "alpha", None) is not None:
+        selected += f": {describe_rule(control, selector.alpha)}"
     handles = [
-        Patch(color=selected_color, label=f"selected ({int(support.sum())})"),
+        Patch(color=selected_color, label=selected),
         Patch(color=other_color, label=f"not selected ({int((~support).sum())})"),
     ]
     if spread is not None:

@@ -128,8 +128,8 @@ def test_out_csv_and_out_data(capsys, houses, tmp_path):
     assert status == 0
     table = pd.read_csv(scores_csv)
     assert list(table.columns) == [
-        "rank", "feature", "score", "score_se", "pvalue", "split_sd",
-        "positive_splits", "selected", "split_1", "split_2", "split_3",
+        "rank", "feature", "score", "score_se", "pvalue", "pvalue_adjusted",
+        "split_sd", "positive_splits", "selected", "split_1", "split_2", "split_3",
     ]  # fmt: skip
     splits = table[["split_1", "split_2", "split_3"]].to_numpy()
     np.testing.assert_allclose(splits.sum(axis=1), table["score"])
@@ -137,6 +137,7 @@ def test_out_csv_and_out_data(capsys, houses, tmp_path):
     np.testing.assert_array_equal(table["positive_splits"], (splits > 0).sum(axis=1))
     assert table["selected"].tolist() == [True, False]  # --max-features 1
     assert (table["pvalue"] < 0.05).all() and (table["score_se"] > 0).all()
+    assert (table["pvalue_adjusted"] == table["pvalue"]).all()  # per_feature
     data = pd.read_csv(data_csv)
     assert list(data.columns) == [table["feature"][0], "price"]
     original = pd.read_csv(houses)

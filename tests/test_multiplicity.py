@@ -1,0 +1,174 @@
+"""Selection with a guarantee on many features: ``control`` (issue 26).
+
+The adjustments are checked against statsmodels' ``multipletests`` (which we
+did not write), the selector re-selects on ``set_params`` without refitting,
+and on wide data with y independent of X the guarantees hold in simulation.
+"""
+
+import json
+
+import numpy as np
+import pytest
+import xgboost as xgb
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skl_treeinner import TreeInnerSelector
+from skl_treeinner._cutoff import CONTROLS, adjusted_pvalues, describe_rule
+
+multitest = pytest.importorskip("statsmodels.stats.multitest")
+
+STATSMODELS = {"family_wise": "holm", "false_discovery": "fdr_bh"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.floats(min_value=0.0, max_value=1.0, allow_nan=False), min_size=1,
+        max_size=60,
+    ),
+    st.sampled_from(sorted(STATSMODELS)),
+    st.floats(min_value=0.001, max_value=0.5),
+)  # fmt: skip
+def test_adjustments_match_statsmodels(pvalues, control, alpha):
+    p = np.asarray(pvalues)
+    expected = multitest.multipletests(p, alpha=alpha, method=STATSMODELS[control])
+    got = adjusted_pvalues(p, control, alpha)
+    np.testing.assert_allclose(got, expected[1], rtol=1e-12, atol=1e-15)
+    # kept exactly where statsmodels rejects (away from ties at alpha)
+    away = np.abs(got - alpha) > 1e-12
+    np.testing.assert_array_equal((got < alpha)[away], expected[0][away])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.floats(min_value=0.0, max_value=1.0, allow_nan=False), min_size=1,
+        max_size=300,
+    ),
+    st.floats(min_value=0.001, max_value=0.5),
+)  # fmt: skip
+def test_expected_false_is_a_per_feature_level_of_min_alpha_and_one_over_m(
+    pvalues, alpha
+):
+    p = np.asarray(pvalues)
+    level = min(alpha, 1 / p.size)
+    kept = adjusted_pvalues(p, "expected_false", alpha) < alpha
+    away = np.abs(p - level) > 1e-12 * max(1.0, alpha * p.size)
+    np.testing.assert_array_equal(kept[away], (p < level)[away])
+    assert np.all(adjusted_pvalues(p, "per_feature", alpha) == p)
+
+
+def _wide(n=300, m=150, seed=0, signal=True):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    y = (X[:, 0] + 0.8 * X[:, 1] if signal else 0) + rng.normal(size=n)
+    return X, y
+
+
+def _small():
+    return xgb.XGBRegressor(
+        n_estimators=60, learning_rate=0.1, max_depth=3, colsample_bytree=0.5,
+        n_jobs=1,
+    )  # fmt: skip
+
+
+def test_set_params_reselects_without_refitting():
+    X, y = _wide()
+    selector = TreeInnerSelector(_small(), cv=3, random_state=0).fit(X, y)
+    fitted = selector.estimators_
+    kept = {}
+    for control in CONTROLS:
+        selector.set_params(control=control)
+        assert selector.estimators_ is fitted
+        adjusted = selector.pvalues_adjusted_
+        np.testing.assert_allclose(
+            adjusted, adjusted_pvalues(selector.pvalues_, control, 0.05)
+        )
+        expected = (adjusted < 0.05) & (selector.scores_ > 0)
+        np.testing.assert_array_equal(selector.support_, expected)
+        kept[control] = set(np.flatnonzero(selector.support_))
+    # Every correction keeps a subset of the per-feature selection here.
+    for control in ("expected_false", "family_wise", "false_discovery"):
+        assert kept[control] <= kept["per_feature"]
+    assert {0, 1} <= kept["family_wise"]  # the two real columns survive Holm
+    fresh = TreeInnerSelector(_small(), cv=3, random_state=0, control="family_wise")
+    np.testing.assert_array_equal(fresh.fit(X, y).support_, selector.support_)
+
+
+def test_a_bad_control_fails_fit_and_a_later_bad_one_fails_at_use():
+    X, y = _wide(m=10)
+    with pytest.raises(ValueError, match="control"):
+        TreeInnerSelector(_small(), control="bonferroni").fit(X, y)
+    selector = TreeInnerSelector(_small(), cv=2).fit(X, y)
+    selector.control = "bonferroni"
+    with pytest.raises(ValueError, match="control"):
+        selector.get_support()
+
+
+def test_controls_hold_on_wide_data_with_y_independent_of_x():
+    # 150 noise columns, y independent of X, 6 seeds: the per-feature rule
+    # keeps several columns in all, each correction at most its promise on
+    # average (at most one expected false pick; any pick with probability
+    # 0.05 for Holm, so almost never over 6 seeds).
+    kept = {control: [] for control in CONTROLS}
+    for seed in range(6):
+        X, y = _wide(seed=seed, signal=False)
+        selector = TreeInnerSelector(_small(), cv=3, random_state=seed).fit(X, y)
+        for control in CONTROLS:
+            kept[control].append(
+                int(selector.set_params(control=control).support_.sum())
+            )
+    assert np.mean(kept["expected_false"]) <= 1.0
+    assert sum(kept["family_wise"]) <= 1 and sum(kept["false_discovery"]) <= 1
+    assert sum(kept["per_feature"]) >= sum(kept["expected_false"])
+
+
+def test_rules_are_described():
+    assert describe_rule("per_feature", 0.05) == "p < 0.05"
+    assert describe_rule("family_wise", 0.01) == "adjusted p < 0.01 (Holm)"
+    assert "1 false pick" in describe_rule("expected_false", 0.05)
+    assert describe_rule("false_discovery", None) == "no test"
+
+
+def test_cli_prints_and_writes_the_adjusted_values(capsys, tmp_path):
+    pd = pytest.importorskip("pandas")
+    from skl_treeinner._cli import main
+
+    X, y = _wide(n=200, m=30)
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+    frame["y"] = y
+    data, out = tmp_path / "wide.csv", tmp_path / "scores.json"
+    frame.to_csv(data, index=False)
+    status = main(
+        [
+            "select", str(data), "-t", "y", "--n-estimators", "40", "--cv", "3",
+            "--control", "family_wise", "--out", str(out), "-q",
+        ]
+    )  # fmt: skip
+    stdout = capsys.readouterr().out
+    assert status == 0
+    assert "adj. p" in stdout
+    assert "(adjusted p < 0.05 (Holm) and score > 0)" in stdout
+    doc = json.loads(out.read_text())
+    assert doc["control"] == "family_wise"
+    p = np.array([f["pvalue"] for f in doc["features"]])
+    adjusted = np.array([f["pvalue_adjusted"] for f in doc["features"]])
+    expected = multitest.multipletests(p, method="holm")[1]
+    np.testing.assert_allclose(adjusted, expected, rtol=1e-12)
+    kept = [f["feature"] for f in doc["features"] if f["selected"]]
+    assert kept == doc["selected"] and "c0" in kept
+
+
+def test_plot_scores_names_the_rule():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from skl_treeinner.plotting import plot_scores
+
+    X, y = _wide(m=20)
+    selector = TreeInnerSelector(_small(), cv=2, control="expected_false").fit(X, y)
+    legend = [t.get_text() for t in plot_scores(selector).get_legend().get_texts()]
+    assert legend[0] == (
+        f"selected ({selector.support_.sum()}): adjusted p < 0.05 "
+        "(at most 1 false pick expected)"
+    )
