@@ -21,12 +21,21 @@ Student's t, and the mean skewness of the columns.
 
 Data sets: ``paper-regression`` and ``paper-classification``
 (``make_paper_simulation``, 50 discrete features, 5 relevant), ``demo`` (the
-demo's data: 30 features, 5 relevant with 2-4 values among continuous noise).
+demo's data: 30 features, 5 relevant with 2-4 values among continuous noise),
+``wide`` (1000 Gaussian columns, y linear in 10 of them with coefficients 0.1
+to 0.5 and unit noise: issue 26's example, where most columns are split on in
+a few trees only).
+
+``--by-usage`` breaks the rates down by how often a feature's term is nonzero
+(the share of the population's rows whose path crosses a split on it): a
+rarely used column's test rests on its few nonzero rows (issue 26).
 
 Usage::
 
     python benchmarks/calibration.py [--seeds 3] [--train 1000]
         [--population 100000] [--m 30 100 300 1000 3000] [--draws 2000]
+    python benchmarks/calibration.py --datasets wide --population 20000 \
+        --m 400 2000 --draws 1000 --seeds 2 --by-usage
 """
 
 from __future__ import annotations
@@ -52,7 +61,20 @@ DATASETS = {
         "classification", n, random_state=seed
     )[:2],
     "demo": lambda n, seed: make_demo_data(n, seed)[:2],
+    "wide": lambda n, seed: make_wide_data(n, seed),
 }
+
+#: Bins of the share of rows with a nonzero term (``--by-usage``).
+USAGE_EDGES = (0.0, 0.01, 0.03, 0.1, 0.3, 1.01)
+
+
+def make_wide_data(n, seed, m=1000, k=10):
+    """Issue 26's wide example: y linear in k of m Gaussian columns."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    columns = np.linspace(0, m - 1, k + 2).astype(int)[1:-1]
+    y = X[:, columns] @ np.linspace(0.1, 0.5, k) + rng.normal(size=n)
+    return X, y
 
 
 def population(name, seed, n_train, n_population):
@@ -64,7 +86,8 @@ def population(name, seed, n_train, n_population):
     z = tree_inner(model, X[n_train:], y[n_train:], per_sample=True)
     spread = z.std(axis=0)
     z = z[:, spread > 1e-12 * np.abs(z).max(initial=1.0)]
-    return z - z.mean(axis=0), stats.skew(z, axis=0)
+    nonzero = (z != 0).mean(axis=0)
+    return z - z.mean(axis=0), stats.skew(z, axis=0), nonzero
 
 
 def rejection_rates(z, m, draws, rng, batch=100):
@@ -90,7 +113,12 @@ def main(argv=None):
     parser.add_argument("--population", type=int, default=100_000)
     parser.add_argument("--m", type=int, nargs="+", default=[30, 100, 300, 1000, 3000])
     parser.add_argument("--draws", type=int, default=2000)
-    parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        default=["paper-regression", "paper-classification", "demo"],
+    )
+    parser.add_argument("--by-usage", action="store_true")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     print(
@@ -110,9 +138,10 @@ def main(argv=None):
                 population(name, seed, args.train, args.population)
                 for seed in range(args.seeds)
             ]
-            skew = np.mean(np.concatenate([s for _, s in pops]))
+            skew = np.mean(np.concatenate([s for _, s, _ in pops]))
+            usage = np.concatenate([u for _, _, u in pops])
             for m in args.m:
-                rates = [rejection_rates(z, m, args.draws, rng) for z, _ in pops]
+                rates = [rejection_rates(z, m, args.draws, rng) for z, _, _ in pops]
                 t05 = np.concatenate([r["t05"] for r in rates])
                 t01 = np.concatenate([r["t01"] for r in rates])
                 n05 = np.concatenate([r["n05"] for r in rates])
@@ -122,7 +151,23 @@ def main(argv=None):
                     f"{skew:.2f} |",
                     flush=True,
                 )
+                if args.by_usage:
+                    print_by_usage(name, m, usage, t05, t01)
     print(f"\n{time.perf_counter() - start:.0f} s")
+
+
+def print_by_usage(name, m, usage, t05, t01):
+    """Rates by the share of rows whose term is nonzero, as table rows."""
+    for low, high in zip(USAGE_EDGES[:-1], USAGE_EDGES[1:], strict=True):
+        inside = (usage >= low) & (usage < high)
+        if inside.any():
+            print(
+                f"| {name}, nonzero rows {low:.0%} to {min(high, 1):.0%} "
+                f"({int(inside.sum())} features) | {m} | "
+                f"{t05[inside].mean():.3f} / {t05[inside].max():.3f} | "
+                f"{t01[inside].mean():.4f} / {t01[inside].max():.3f} | | |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,11 @@ Selectors (``--selectors``):
   ``-a01``/``-a20``: p < 0.01 / p < 0.2;
 - ``treeinner-cv5``: cross-fitted over 5 folds, p < 0.05, with the same
   ``-zero``, ``-a01``, ``-a20`` variants and ``-bh`` (Benjamini-Hochberg
-  adjusted p-values below 0.05). These re-select from one fit per cv
-  (``set_params(alpha=...)``) and report that fit's time;
+  adjusted p-values below 0.05), and the selector's own ``control`` (issue
+  26): ``-expected`` (at most one false pick expected), ``-holm``
+  (family-wise), ``-fdr`` (false discovery rate), ``-perfeature``. These
+  re-select from one fit per cv (``set_params(alpha=...)``) and report that
+  fit's time;
 - ``treeinner-cv5-es``, ``-col1``, ``-d2``, ``-lr05``: cv=5, p < 0.05, with
   the booster changed (``BOOSTER_VARIANTS``): early stopping on rows carved
   from each training part (up to 2000 trees, 50 rounds of patience), every
@@ -149,6 +152,9 @@ ALL_SELECTORS = [
     "treeinner-cv5-a01",
     "treeinner-cv5-a20",
     "treeinner-cv5-bh",
+    "treeinner-cv5-expected",
+    "treeinner-cv5-holm",
+    "treeinner-cv5-fdr",
     "treeinner-cv5-es",
     "treeinner-cv5-col1",
     "treeinner-cv5-d2",
@@ -356,7 +362,18 @@ BOOSTER_VARIANTS = {
 }
 
 
-def _treeinner(X, y, c, seed, smoke, cv=None, alpha=0.05, bh=False, booster=None):
+#: ``control`` of the selector (issue 26), re-selected from the cv=5 fit.
+CONTROL_VARIANTS = {
+    "expected": "expected_false",
+    "holm": "family_wise",
+    "fdr": "false_discovery",
+    "perfeature": "per_feature",
+}
+
+
+def _treeinner(
+    X, y, c, seed, smoke, cv=None, alpha=0.05, bh=False, booster=None, control=None
+):
     defaults = TreeInnerSelector().get_params()
     if cv == "default":
         cv = defaults["cv"]
@@ -374,7 +391,7 @@ def _treeinner(X, y, c, seed, smoke, cv=None, alpha=0.05, bh=False, booster=None
 
         adjusted = false_discovery_control(sel.pvalues_, method="bh")
         return (adjusted < 0.05) & (sel.scores_ > 0), sel.scores_, seconds
-    sel.set_params(alpha=alpha)
+    sel.set_params(alpha=alpha, control=control or defaults["control"])
     return sel.get_support(), sel.scores_, seconds
 
 
@@ -542,6 +559,12 @@ SELECTORS = {
     "treeinner-cv5-a01": lambda *a: _treeinner(*a, cv=5, alpha=0.01),
     "treeinner-cv5-a20": lambda *a: _treeinner(*a, cv=5, alpha=0.2),
     "treeinner-cv5-bh": lambda *a: _treeinner(*a, cv=5, bh=True),
+    **{
+        f"treeinner-cv5-{name}": lambda *a, control=control: _treeinner(
+            *a, cv=5, control=control
+        )
+        for name, control in CONTROL_VARIANTS.items()
+    },
     **{
         f"treeinner-cv5-{key}": lambda *a, key=key: _treeinner(*a, cv=5, booster=key)
         for key in BOOSTER_VARIANTS

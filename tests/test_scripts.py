@@ -129,3 +129,30 @@ def test_busy_benchmark_quick():
         "--settings", "idle,python",
     )  # fmt: skip
     assert "small-cv5" in stdout and "grid-jobs1" in stdout and "x)" in stdout
+
+
+def test_wide_selection_benchmark_smoke():
+    stdout = run("benchmarks/wide_selection.py", "--smoke")
+    assert "| reg-null-ind-40 | 1 |" in stdout and "screen-bh" in stdout
+    assert "share of p < 0.05 by splits" in stdout
+
+
+def test_wide_selection_rules_against_their_definitions():
+    # The benchmark's rules, on p-values whose selections are known by hand.
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from wide_selection import rule_masks
+    finally:
+        sys.path.pop(0)
+    p = np.array([0.001, 0.004, 0.03, 0.2, 0.6, 0.9, 0.95, 0.97, 0.99, 0.999])
+    masks = rule_masks(p, np.ones(p.size))
+    assert masks["per-feature"].sum() == 3
+    assert masks["bonferroni"].tolist() == [True, True] + [False] * 8  # < 0.005
+    assert masks["holm"].sum() == 2  # 0.004 < 0.05 / 9, 0.03 > 0.05 / 8
+    assert masks["budget"].sum() == 3  # p < min(0.05, 1 / 10) = 0.05
+    assert masks["bh"].sum() == 2  # 0.03 > 3 * 0.05 / 10
+    # Four p-values <= 0.5 are candidates: conditional 0.002, 0.008, 0.06, 0.4;
+    # BH over 4 keeps the two below 0.0125 and 0.025, and 0.06 > 0.0375.
+    assert masks["screen-bh"].sum() == 2
+    assert masks["screen-budget"].sum() == 2  # conditional p < min(0.05, 1/4)
+    assert not rule_masks(p, -np.ones(p.size))["per-feature"].any()  # score > 0
