@@ -460,11 +460,12 @@ def _select(args) -> None:
         f"{args.target!r} ({task}); {ESTIMATORS[args.estimator]}, {split_word}, "
         f"{args.attribution}."
     )
-    print(format_table(table, adjusted=args.control != "per_feature"))
+    adjusted = args.control != "per_feature" and args.alpha is not None
+    print(format_table(table, adjusted=adjusted))
     names = [row["feature"] for row in table if row["selected"]]
     rule = f"score > {selector.threshold_:.6g}"
     if args.alpha is not None:
-        rule = f"{describe_rule(args.control, args.alpha)} and {rule}"
+        rule = f"{describe_rule(args.control, args.alpha, X.shape[1])} and {rule}"
     if max_features is not None:
         rule += f", at most {max_features}"
     print(

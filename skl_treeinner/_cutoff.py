@@ -105,7 +105,12 @@ def adjusted_pvalues(pvalues, control: str, alpha: float) -> np.ndarray:
     - ``"false_discovery"``: Benjamini-Hochberg's
       (:func:`scipy.stats.false_discovery_control`).
 
-    Adjusted values are capped at 1.
+    Adjusted values are capped at 1; a missing (NaN) p-value counts as a
+    tested feature with p = 1 and stays NaN. The guarantees need each p-value
+    of a feature with no effect to be valid at the level it is compared with
+    (``alpha / m`` or ``1/m`` for many features): far in the tail, where the
+    t-test's calibration is least known (see "Many columns" in the user
+    guide).
 
     Examples
     --------
@@ -120,6 +125,11 @@ def adjusted_pvalues(pvalues, control: str, alpha: float) -> np.ndarray:
     m = p.size
     if control == "per_feature" or m == 0:
         return p.copy()
+    missing = np.isnan(p)
+    if missing.any():  # counted as tested and never kept: conservative
+        adjusted = adjusted_pvalues(np.where(missing, 1.0, p), control, alpha)
+        adjusted[missing] = np.nan
+        return adjusted
     if control == "expected_false":
         return np.minimum(1.0, p * max(1.0, alpha * m))
     if control == "false_discovery":
@@ -133,18 +143,28 @@ def adjusted_pvalues(pvalues, control: str, alpha: float) -> np.ndarray:
     raise ValueError(f"control={control!r} is not one of {list(CONTROLS)}.")
 
 
-def describe_rule(control: str, alpha) -> str:
-    """Say in a few words which p-values pass: the rule the outputs print."""
+def describe_rule(control: str, alpha, n_features: int) -> str:
+    """Say in a few words which p-values pass: the rule the outputs print.
+
+    Examples
+    --------
+    >>> describe_rule("expected_false", 0.05, 1000)
+    'p < 0.001 = min(0.05, 1/1000): at most 1 false pick expected'
+    >>> describe_rule("family_wise", 0.05, 1000)
+    'Holm-adjusted p < 0.05'
+    """
     if alpha is None:
         return "no test"
     if control == "per_feature":
         return f"p < {alpha:g}"
-    names = {
-        "expected_false": "at most 1 false pick expected",
-        "family_wise": "Holm",
-        "false_discovery": "Benjamini-Hochberg",
-    }
-    return f"adjusted p < {alpha:g} ({names[control]})"
+    if control == "expected_false":
+        level = min(alpha, 1 / max(n_features, 1))
+        return (
+            f"p < {level:.3g} = min({alpha:g}, 1/{n_features}): at most 1 false "
+            "pick expected"
+        )
+    names = {"family_wise": "Holm", "false_discovery": "Benjamini-Hochberg"}
+    return f"{names[control]}-adjusted p < {alpha:g}"
 
 
 def check_alpha(alpha):

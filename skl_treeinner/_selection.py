@@ -58,14 +58,17 @@ class SelectionMixin:
         A feature passes the test when its adjusted p-value is below
         ``alpha``. Derived from ``pvalues_``, so ``set_params(control=...)``
         takes effect without refitting; with ``control="expected_false"`` the
-        adjustment depends on ``alpha`` (``p · max(1, alpha · n_features)``).
-        See :func:`~skl_treeinner._cutoff.adjusted_pvalues`.
+        adjustment depends on ``alpha`` (``p · max(1, alpha · n_features)``;
+        with ``alpha=None``, which turns the test off, that of 0.05). See
+        :func:`~skl_treeinner._cutoff.adjusted_pvalues`.
         """
         check_is_fitted(self, "pvalues_")
         alpha = _cutoff.check_alpha(self.alpha)
+        # A selector pickled before ``control`` existed selected per feature.
+        control = getattr(self, "control", "per_feature")
         return _cutoff.adjusted_pvalues(
             self.pvalues_,
-            _cutoff.check_control(self.control),
+            _cutoff.check_control(control),
             0.05 if alpha is None else alpha,
         )
 

@@ -173,7 +173,7 @@ def plot_scores(
     selected = f"selected ({int(support.sum())})"
     control = getattr(selector, "control", "per_feature")
     if control != "per_feature" and getattr(selector, "alpha", None) is not None:
-        selected += f": {describe_rule(control, selector.alpha)}"
+        selected += f": {describe_rule(control, selector.alpha, scores.size)}"
     handles = [
         Patch(color=selected_color, label=selected),
         Patch(color=other_color, label=f"not selected ({int((~support).sum())})"),
