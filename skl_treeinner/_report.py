@@ -100,7 +100,7 @@ def format_table(rows: list[dict], extra=(), *, adjusted=False) -> str:
     header = (
         f"{'rank':>4}  {'feature':<{width}}  {'score':>11}  {'s.e.':>11}  "
         f"{'p-value':>7}  "
-        + ("adj. p   " if adjusted else "")
+        + (f"{'adj. p':>7}  " if adjusted else "")
         + f"{'>0 in':>6}  selected"
     )
     header += "".join(f"  {h:<{w}}" for (h, _), w in zip(added, widths, strict=True))

@@ -173,6 +173,12 @@ def test_cli_prints_and_writes_the_adjusted_values(capsys, tmp_path):
     stdout = capsys.readouterr().out
     assert status == 0
     assert "adj. p" in stdout
+    # The adjusted column lines up: its header ends where its values end.
+    lines = stdout.splitlines()
+    header = next(line for line in lines if "adj. p" in line)
+    end = header.index("adj. p") + len("adj. p")
+    first = lines[lines.index(header) + 1]
+    assert first[end - 1].isdigit() and first[end] == " "
     assert "(Holm-adjusted p < 0.05 and score > 0)" in stdout
     doc = json.loads(out.read_text())
     assert doc["control"] == "family_wise"
