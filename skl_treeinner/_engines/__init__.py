@@ -34,11 +34,10 @@ def engine_for(X, *companions, what: str = "This function") -> Engine:
     another engine's collection among them is refused with its message
     (:func:`refuse_others`); with X in another engine, that engine checks them.
     """
-    for engine in ENGINES:
-        if engine.accepts(X):
-            return engine
-    refuse_others(*companions, what=what)
-    return IN_MEMORY
+    engine = engine_for_any(X)
+    if engine is IN_MEMORY:
+        refuse_others(*companions, what=what)
+    return engine
 
 
 def engine_for_any(*objs) -> Engine:
@@ -55,6 +54,6 @@ def refuse_others(*objs, what: str) -> None:
     For the functions that have only an in-memory path (``global_importance``):
     they would otherwise compute a whole collection into this process.
     """
-    for engine in ENGINES:
-        if any(engine.accepts(obj) for obj in objs):
-            raise TypeError(engine.refusal(what))
+    engine = engine_for_any(*objs)
+    if engine is not IN_MEMORY:
+        raise TypeError(engine.refusal(what))

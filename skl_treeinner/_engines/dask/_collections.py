@@ -235,20 +235,22 @@ def tree_reduce(dask, tasks, add=_add):
     return total
 
 
-def partition_rows(reader, X, y, w, what):
-    """One partition's per-row output: PreDecomp values or per-row TreeInner terms."""
+def partition_rows(reader, X, y, w, attribution):
+    """One partition's per-row output.
+
+    PreDecomp values (``attribution=None``, as ``predecomp`` returns them), or
+    the per-row TreeInner terms with ``attribution``.
+    """
     ens = reader.ensemble
     if len(X) == 0:
         k = ens.n_outputs
-        shape = (
-            (ens.n_features,) if what != "predecomp" or k == 1 else (ens.n_features, k)
-        )
+        wide = attribution is None and k > 1
+        shape = (ens.n_features, k) if wide else (ens.n_features,)
         return np.zeros((0, *shape))
-    if what == "predecomp":
+    if attribution is None:
         X, n, _, _ = reader.rows(X)
         return shaped(predecomp_rows(reader, X, n), ens, return_bias=False)
     X, n, y, w = reader.rows(X, y, w)
-    attribution = "treeshap" if what == "treeshap" else "predecomp"
     return row_terms(reader, X, n, y, w, attribution=attribution)
 
 
@@ -267,10 +269,9 @@ def tree_inner_dask(
     shared = shared_object(dask, reader)
     ens = reader.ensemble
     if per_sample:
-        what = "treeshap" if attribution == "treeshap" else "per_sample"
         blocks = [
             da.from_delayed(
-                dask.delayed(partition_rows)(shared, xp, yp, wp, what),
+                dask.delayed(partition_rows)(shared, xp, yp, wp, attribution),
                 shape=(length, ens.n_features),
                 dtype=np.float64,
             )
@@ -301,7 +302,7 @@ def predecomp_dask(reader, X, *, return_bias):
     shape = (p,) if k == 1 else (p, k)
     blocks = [
         da.from_delayed(
-            dask.delayed(partition_rows)(shared, xp, None, None, "predecomp"),
+            dask.delayed(partition_rows)(shared, xp, None, None, None),
             shape=(length, *shape),
             dtype=np.float64,
         )

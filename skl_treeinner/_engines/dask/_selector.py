@@ -156,7 +156,7 @@ def _fit_split(dask, est, rows, j, *, plan_params, es_reader, weighted):
 
 
 # -- scoring -----------------------------------------------------------------------
-def _partition_moments(X, y, w, codes, readers, what):
+def _partition_moments(X, y, w, codes, readers, attribution):
     """Per split: the :class:`Moments` of the per-row terms of its held-out rows."""
     fold = codes.fold
     out = []
@@ -168,7 +168,7 @@ def _partition_moments(X, y, w, codes, readers, what):
             _safe_indexing(X, rows),
             _safe_indexing(y, rows),
             w_rows,
-            what,
+            attribution,
         )
         if w_rows is not None:  # rows of weight 0 are not scored (pool_rows)
             z = z[np.asarray(w_rows) != 0]
@@ -196,10 +196,9 @@ def _score(dask, estimators, rows, attribution, n_features_in):
                 f"The booster has {reader.ensemble.n_features} features but X "
                 f"has {n_features_in}."
             )
-    what = "treeshap" if attribution == "treeshap" else "per_sample"
     shared = shared_object(dask, tuple(readers))
     return tree_reduce(
-        dask, rows.tasks(dask, _partition_moments, shared, what), _add_moments
+        dask, rows.tasks(dask, _partition_moments, shared, attribution), _add_moments
     )
 
 
@@ -280,7 +279,7 @@ def fit_dask(plan, default):
         entry = engine_estimators(ENGINE, base)
         _check_fit_params(plan_params, entry.passed_on)
         es_reader = cross_fit.es_reader
-        if es_reader is not None and entry is not None and entry.no_early_stopping:
+        if es_reader is not None and entry.no_early_stopping:
             raise ValueError(
                 f"{entry.no_early_stopping}. Turn early stopping off, or use "
                 f"{engine_estimator_names(ENGINE, early_stopping=True)}."
