@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import clone
@@ -27,7 +28,7 @@ from . import _threads
 from ._plan import CrossFitPlan, final_step
 from ._progress import progress, write_line
 from ._readers import read_model, reader_class
-from ._scoring import row_terms
+from ._scoring import row_noise, row_terms
 from ._splits import SplitJob
 from ._threads import plan_threads
 
@@ -36,6 +37,7 @@ __all__ = [
     "fit_and_score",
     "run_splits",
     "score_features",
+    "Scored",
 ]
 
 
@@ -111,6 +113,17 @@ def _input_columns(pre, n_out, n_in, names_in):
     )
 
 
+class Scored(NamedTuple):
+    """One model's per-row terms on its held-out rows, and their target noise."""
+
+    #: (n_rows, n_features_in): ``tree_inner(..., per_sample=True)`` mapped
+    #: back to the input features; its column sums are the scores.
+    terms: np.ndarray
+    #: :func:`~skl_treeinner._scoring.row_noise` mapped the same way
+    #: (``a2`` of shape (n_rows, n_features_in), ``yvar`` (n_rows,)), or None.
+    noise: tuple | None
+
+
 def score_features(
     est,
     X,
@@ -124,26 +137,30 @@ def score_features(
 ):
     """Per-row TreeInner terms of every input feature of ``est`` on (X, y).
 
-    Returns an array of shape (n_rows, n_features_in): the per-row terms
-    (``tree_inner(..., per_sample=True)``) mapped back to the input features;
-    its column sums are the scores.
+    Returns a :class:`Scored`: the per-row terms mapped back to the input
+    features and the target's noise in them (the test's floor).
     """
 
     def terms(model, X):
         reader = read_model(model)
         X, n, y_rows, w = reader.rows(X, y, sample_weight)
-        return row_terms(
-            reader, X, n, y_rows, w, attribution=attribution, verbose=verbose
-        )
+        z = row_terms(reader, X, n, y_rows, w, attribution=attribution, verbose=verbose)
+        return z, row_noise(reader, X, n, y_rows, w, attribution=attribution)
 
     if isinstance(est, Pipeline) and len(est.steps) > 1:
         pre, model = est[:-1], est.steps[-1][1]
-        raw = terms(model, pre.transform(X))
-        z = np.zeros((raw.shape[0], n_features_in))
+        raw, noise = terms(model, pre.transform(X))
         columns = _input_columns(pre, raw.shape[1], n_features_in, feature_names_in)
-        z[:, columns] = raw
-        return z
-    return terms(final_step(est), X)
+
+        def mapped(values):
+            out = np.zeros((values.shape[0], n_features_in))
+            out[:, columns] = values
+            return out
+
+        if noise is not None:
+            noise = (mapped(noise[0]), noise[1])
+        return Scored(mapped(raw), noise)
+    return Scored(*terms(final_step(est), X))
 
 
 def clone_estimator(estimator):
@@ -184,8 +201,8 @@ def _set_threads(est, threads):
 def fit_and_score(plan: CrossFitPlan, job: SplitJob):
     """Fit a clone on one split's training rows and score its held-out rows.
 
-    Returns the split's index, the fitted clone, the per-row contributions
-    on its held-out rows (n_test, n_features) and the seconds it took.
+    Returns the split's index, the fitted clone, its :class:`Scored` held-out
+    rows and the seconds it took.
     """
     start = time.perf_counter()
     est = clone_estimator(plan.estimator)
@@ -198,7 +215,7 @@ def fit_and_score(plan: CrossFitPlan, job: SplitJob):
     # run_splits (splits may run in threads here).
     with threadpool_limits(limits=plan.threads, user_api="openmp"):
         _fit(est, plan, job)
-        contributions = score_features(
+        scored = score_features(
             est,
             _safe_indexing(plan.X, job.test),
             plan.y[job.test],
@@ -208,15 +225,15 @@ def fit_and_score(plan: CrossFitPlan, job: SplitJob):
             feature_names_in=plan.feature_names_in,
             verbose=plan.verbose,
         )
-    return job.index, est, contributions, time.perf_counter() - start
+    return job.index, est, scored, time.perf_counter() - start
 
 
 def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
     """Fit and score every split, in parallel if asked; results in split order.
 
-    Returns the fitted estimators and, per split, the per-row contributions
-    on its held-out rows (n_test, n_features), whose column sums are the
-    split's scores.
+    Returns the fitted estimators and, per split, its :class:`Scored`
+    held-out rows (per-row terms, whose column sums are the split's scores,
+    and their target noise).
     ``name`` prefixes the progress bar and lines (the selector's class name).
     """
     final = final_step(plan.estimator)
@@ -253,8 +270,8 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
             unit="split",
         )
         done = {}
-        for i, est, contributions, seconds in bar:
-            done[i] = (est, contributions)
+        for i, est, scored, seconds in bar:
+            done[i] = (est, scored)
             if verbose > 1:
                 job = jobs[i]
                 fitted_on = f"{job.train.size} rows" + (
@@ -268,5 +285,5 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
                     f"scored on {job.test.size} held-out rows, {seconds:.1f}s",
                 )
     estimators = [done[i][0] for i in range(len(jobs))]
-    contributions = [done[i][1] for i in range(len(jobs))]
-    return estimators, contributions
+    scored = [done[i][1] for i in range(len(jobs))]
+    return estimators, scored

@@ -48,6 +48,26 @@ class Objective:
     #: ``"log"`` (prediction exp(margin)), ``"logit"`` (sigmoid),
     #: ``"softmax"``, or ``None`` where no single prediction scale applies.
     link: str | None = None
+    #: Whether the loss gradient is affine in y given the margin (squared
+    #: error, Poisson, gamma, Tweedie): then a row's TreeInner term is affine
+    #: in y too, and the target's own noise in it is the slope times y's
+    #: spread (``_scoring.row_noise``). Classifiers need no such property:
+    #: their targets take finitely many values.
+    affine_in_target: bool = False
+
+    def class_probabilities(self, margin: np.ndarray) -> np.ndarray:
+        """Return a classifier's probabilities of classes 0..C-1 at the margins.
+
+        ``margin`` has shape (n_samples, n_outputs); the result
+        (n_samples, n_classes). Only for classifiers.
+        """
+        raise NotImplementedError(f"{self.name} is not a classifier objective")
+
+    def mean(self, margin: np.ndarray) -> np.ndarray:
+        """Return a regressor's prediction E[y | x] at the raw margins (n, 1)."""
+        if self.link == "log":
+            return np.exp(margin[:, 0])
+        return margin[:, 0]
 
     def gradient(self, margin: np.ndarray, y: np.ndarray) -> np.ndarray:
         """First derivative of the loss with respect to the margin.
@@ -112,11 +132,16 @@ def _labels_in_unit_interval(objective: Objective, y: np.ndarray) -> np.ndarray:
     return y
 
 
+def _binary(p):
+    return np.column_stack([1.0 - p, p])
+
+
 class SquaredError(Objective):
     """Squared error, L = (y - f)^2 / 2, gradient f - y."""
 
     name = "squared_error"
     link = "identity"
+    affine_in_target = True
 
     def gradient(self, margin, y):  # noqa: D102
         return margin - self._y(y, margin)
@@ -191,6 +216,9 @@ class Logistic(Objective):
             g = g * np.where(yy == 1.0, self.scale_pos_weight, 1.0)
         return g
 
+    def class_probabilities(self, margin):  # noqa: D102
+        return _binary(expit(margin[:, 0]))
+
     def hessian(self, margin, y):  # noqa: D102
         yy = self._y(y, margin)
         p = expit(margin)
@@ -205,6 +233,7 @@ class Poisson(Objective):
 
     name = "poisson"
     link = "log"
+    affine_in_target = True
 
     def validate_target(self, y):  # noqa: D102
         y = super().validate_target(y)
@@ -225,6 +254,7 @@ class Gamma(Objective):
 
     name = "gamma"
     link = "log"
+    affine_in_target = True
 
     def validate_target(self, y):  # noqa: D102
         y = super().validate_target(y)
@@ -246,6 +276,7 @@ class Tweedie(Objective):
 
     name = "tweedie"
     link = "log"
+    affine_in_target = True
 
     def __init__(self, power: float = 1.5):
         self.power = float(power)
@@ -296,6 +327,9 @@ class Softmax(_MultiClass):
 
     name = "softmax"
     link = "softmax"
+
+    def class_probabilities(self, margin):  # noqa: D102
+        return softmax(margin, axis=-1)
 
     def gradient(self, margin, y):  # noqa: D102
         g = softmax(margin, axis=-1)
@@ -364,6 +398,12 @@ class OneVsRestLogistic(_MultiClass):
         super().__init__(n_classes)
         self.sigmoid = float(sigmoid)
 
+    def class_probabilities(self, margin):  # noqa: D102
+        # Each output is one class against the rest; normalized, as
+        # LightGBM's multiclassova predicts.
+        p = expit(self.sigmoid * margin)
+        return p / p.sum(axis=-1, keepdims=True)
+
     def gradient(self, margin, y):  # noqa: D102
         s = self.sigmoid
         return s * (
@@ -388,6 +428,10 @@ class Exponential(Objective):
     is_classifier = True
 
     validate_target = _labels_in_unit_interval
+
+    def class_probabilities(self, margin):  # noqa: D102
+        # The half-logit link: P(y = 1) = sigmoid(2 f), as scikit-learn.
+        return _binary(expit(2.0 * margin[:, 0]))
 
     def gradient(self, margin, y):  # noqa: D102
         yy = self._y(y, margin)

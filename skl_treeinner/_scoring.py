@@ -14,6 +14,8 @@ this module and nothing here imports an engine.
 - :func:`partial_sums`, :func:`scores_from_sums`: the same map and reduce for
   either attribution (per-round sums for TreeSHAP).
 - :func:`row_terms`: each row's term z_ik of the score, for the test.
+- :func:`row_noise`: how much of each row's term is the target's own noise,
+  given the row's features (the test's model-based floor on the spread).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = [
     "predecomp_row_terms",
     "predecomp_rows",
     "predecomp_scores",
+    "row_noise",
     "row_terms",
     "scores_from_leaf_sums",
     "scores_from_sums",
@@ -315,3 +318,54 @@ def scores_from_sums(ens, total, *, attribution, per_iteration=False):
     if attribution == "treeshap":
         return total if per_iteration else total.sum(axis=0)
     return scores_from_leaf_sums(ens, total, per_iteration=per_iteration)
+
+
+def final_margins(reader, X, n):
+    """Return the raw margins on X (already through ``reader.rows``): (n, k)."""
+    ens = reader.ensemble
+    margin = np.empty((n, ens.n_outputs))
+    for start, stop, _, leaves in reader.iter_leaves(X):
+        margin[start:stop] = ens.margins(leaves)[0]
+    return margin
+
+
+def row_noise(reader, X, n, y, w, *, attribution):
+    """Give the target's own noise in each row's term z_ik, given its features.
+
+    Given x_i (and the model), the only chance left in z_ik is y_i's. For a
+    classifier, with the model's probabilities p_ic of the classes c,
+
+        Var(z_ik | x_i) = Σ_c p_ic z_ik(c)² - (Σ_c p_ic z_ik(c))²,
+
+    where z_ik(c) is the term had the row's label been c (one pass of
+    :func:`row_terms` per class). For a regressor whose loss gradient is
+    affine in y (``Objective.affine_in_target``), z_ik is affine in y_i with
+    slope a_ik = z_ik(y_i + 1) - z_ik(y_i), and Var(z_ik | x_i) = a_ik² σ²,
+    with σ² = Var(y | x) estimated by the mean of (y - E[y | x])² over the
+    scored rows (pooled, so that a rare large residual counts for every row).
+
+    Returns
+    -------
+    (a2, yvar) or None
+        ``a2`` of shape (n, n_features) and ``yvar`` of shape (n,), such that
+        Σ_i Var(z_ik | x_i) ≈ Σ_i a2_ik · mean_i(yvar_i): for classifiers
+        ``a2`` is the variance itself and ``yvar`` ones. None for losses not
+        affine in y (Huber, Fair, pseudo-Huber, squared log error).
+    """
+    objective = reader.ensemble.objective
+    if objective.is_classifier:
+        prob = objective.class_probabilities(final_margins(reader, X, n))
+        first = second = 0.0
+        for c in range(prob.shape[1]):
+            label = np.full(n, c, dtype=np.asarray(y).dtype)
+            z = row_terms(reader, X, n, label, w, attribution=attribution)
+            first = first + prob[:, c, None] * z**2
+            second = second + prob[:, c, None] * z
+        return np.maximum(first - second**2, 0.0), np.ones(n)
+    if not objective.affine_in_target:
+        return None
+    y = np.asarray(y, dtype=np.float64)
+    slope = row_terms(reader, X, n, y + 1.0, w, attribution=attribution)
+    slope -= row_terms(reader, X, n, y, w, attribution=attribution)
+    spread = (y - objective.mean(final_margins(reader, X, n))) ** 2
+    return slope**2, spread

@@ -12,7 +12,9 @@ import pytest
 import xgboost as xgb
 
 from skl_treeinner import TreeInnerSelector, tree_inner
-from skl_treeinner._inference import one_sided_test, pool_rows
+from skl_treeinner._inference import one_sided_test, pool_noise, pool_rows
+from skl_treeinner._readers import read_model
+from skl_treeinner._scoring import row_noise
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -59,7 +61,7 @@ def _keys(X):
 def _expected(selector, calls, X, y, w=None, labels=None):
     """The selector's statistics recomputed in memory from the recorded fits."""
     key = np.asarray(X.iloc[:, 0] if hasattr(X, "iloc") else X[:, 0])
-    tests, terms = [], []
+    tests, terms, noise = [], [], []
     y_scored = y if labels is None else np.searchsorted(labels, y)
     for est, call in zip(selector.estimators_, calls, strict=True):
         used = np.concatenate([call["fit"], *call["eval"]])
@@ -76,7 +78,20 @@ def _expected(selector, calls, X, y, w=None, labels=None):
             )
         )
         tests.append(test)
-    return tests, terms, one_sided_test(pool_rows(len(y), tests, terms, w))
+        reader = read_model(est)
+        rows, n, y_rows, w_rows = reader.rows(
+            rows, y_scored[test], None if w is None else w[test]
+        )
+        noise.append(
+            row_noise(reader, rows, n, y_rows, w_rows, attribution=selector.attribution)
+        )
+    return (
+        tests,
+        terms,
+        one_sided_test(
+            pool_rows(len(y), tests, terms, w), pool_noise(len(y), tests, noise, w)
+        ),
+    )
 
 
 def _assert_same(selector, tests, terms, expected):

@@ -111,7 +111,7 @@ class InMemory(Engine):
             _splits.check_scoring_rows(tests, weight)
             check_prefit(selector, base)
             fitted = copy.deepcopy(base)
-            contributions = [
+            scored = [
                 _crossfit.score_features(
                     fitted,
                     X,
@@ -156,7 +156,7 @@ class InMemory(Engine):
             )
             tests = [job.test for job in jobs]
             _splits.check_scoring_rows(tests, weight)
-            estimators, contributions = _crossfit.run_splits(
+            estimators, scored = _crossfit.run_splits(
                 cross_fit,
                 jobs,
                 n_jobs=selector.n_jobs,
@@ -164,8 +164,12 @@ class InMemory(Engine):
                 name=type(selector).__name__,
             )
 
+        contributions = [part.terms for part in scored]
         test = _inference.one_sided_test(
-            _inference.pool_rows(y.shape[0], tests, contributions, weight, groups)
+            _inference.pool_rows(y.shape[0], tests, contributions, weight, groups),
+            _inference.pool_noise(
+                y.shape[0], tests, [part.noise for part in scored], weight
+            ),
         )
         split_scores = np.vstack([z.sum(axis=0) for z in contributions])
         return {

@@ -25,6 +25,7 @@ from ..._optional import import_optional
 from ..._scoring import (
     partial_sums,
     predecomp_rows,
+    row_noise,
     row_terms,
     scores_from_sums,
     shaped,
@@ -35,6 +36,7 @@ __all__ = [
     "dask_modules",
     "is_array",
     "is_dask_collection",
+    "partition_noise",
     "partition_rows",
     "predecomp_dask",
     "shared_object",
@@ -252,6 +254,17 @@ def partition_rows(reader, X, y, w, attribution):
         return shaped(predecomp_rows(reader, X, n), ens, return_bias=False)
     X, n, y, w = reader.rows(X, y, w)
     return row_terms(reader, X, n, y, w, attribution=attribution)
+
+
+def partition_noise(reader, X, y, w, attribution):
+    """Give the target's noise in a partition's per-row terms (``row_noise``)."""
+    if len(X) == 0:
+        objective = reader.ensemble.objective
+        if not (objective.is_classifier or objective.affine_in_target):
+            return None
+        return np.zeros((0, reader.ensemble.n_features)), np.zeros(0)
+    X, n, y, w = reader.rows(X, y, w)
+    return row_noise(reader, X, n, y, w, attribution=attribution)
 
 
 def shared_object(dask, reader):

@@ -61,6 +61,7 @@ from ._collections import (
     aligned,
     dask_modules,
     is_array,
+    partition_noise,
     partition_rows,
     shared_object,
     tree_reduce,
@@ -163,16 +164,15 @@ def _partition_moments(X, y, w, codes, readers, attribution):
     for j, reader in enumerate(readers):
         rows = np.flatnonzero(fold == j)  # none: moments of no rows are zeros
         w_rows = None if w is None else _safe_indexing(w, rows)
-        z = partition_rows(
-            reader,
-            _safe_indexing(X, rows),
-            _safe_indexing(y, rows),
-            w_rows,
-            attribution,
-        )
+        X_rows, y_rows = _safe_indexing(X, rows), _safe_indexing(y, rows)
+        z = partition_rows(reader, X_rows, y_rows, w_rows, attribution)
+        noise = partition_noise(reader, X_rows, y_rows, w_rows, attribution)
         if w_rows is not None:  # rows of weight 0 are not scored (pool_rows)
-            z = z[np.asarray(w_rows) != 0]
-        out.append(_inference.moments(z))
+            scored = np.asarray(w_rows) != 0
+            z = z[scored]
+            if noise is not None:
+                noise = (noise[0][scored], noise[1][scored])
+        out.append(_inference.moments(z, noise))
     return out
 
 
