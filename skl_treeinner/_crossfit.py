@@ -120,7 +120,8 @@ class Scored(NamedTuple):
     #: back to the input features; its column sums are the scores.
     terms: np.ndarray
     #: :func:`~skl_treeinner._scoring.row_noise` mapped the same way
-    #: (``a2`` of shape (n_rows, n_features_in), ``yvar`` (n_rows,)), or None.
+    #: (``a2v`` of shape (n_rows, n_features_in), ``resid2`` and ``var`` of
+    #: shape (n_rows,)), or None.
     noise: tuple | None
 
 
@@ -158,7 +159,7 @@ def score_features(
             return out
 
         if noise is not None:
-            noise = (mapped(noise[0]), noise[1])
+            noise = (mapped(noise[0]), *noise[1:])
         return Scored(mapped(raw), noise)
     return Scored(*terms(final_step(est), X))
 

@@ -25,10 +25,13 @@ that the pooled rows stay independent.
 
 The spread has a floor: the target's own noise. Given a row's features
 (and the model) the only chance left in its term is its target's, and
-:func:`~skl_treeinner._scoring.row_noise` gives its variance from the
-model's probabilities (classifiers) or the pooled spread of y around the
-prediction (regressors whose loss gradient is affine in y). The standard
-error is the larger of the rows' spread and that floor. Without it, a
+:func:`~skl_treeinner._scoring.row_noise` gives its variance: where the
+loss gradient is affine in y (squared error, log-loss, Poisson, gamma,
+Tweedie), the term's slope in y squared times φ V(μ), the loss's variance
+function at the prediction and one dispersion φ pooled over the scored rows
+(a rare large residual counts for every row); for other classifiers, from
+the model's probabilities of the labels. The standard error is the larger
+of the rows' spread and that floor. Without it, a
 feature that only a few rows reach was tested on those rows alone: when the
 target's rare values (the rare class) did not happen to fall among them, the
 terms looked all alike and the test saw a sure effect in noise. On y
@@ -87,23 +90,31 @@ class ScoreTest:
 
 
 def pool_noise(n_samples, tests, noise, sample_weight=None):
-    """Sum the target's noise in the pooled score: Σ_i a2_ik · mean(yvar).
+    """Floor of the pooled score's variance: the target's noise in its terms.
 
     ``noise`` holds each split's :func:`~skl_treeinner._scoring.row_noise` on
-    its held-out rows (or None where the loss has no model of it). Rows of
-    weight 0 are left out, as in :func:`pool_rows`. Returns None if any split
-    has none.
+    its held-out rows (or None where the loss has no model of it). A row
+    scored by several splits enters once, as in :func:`pool_rows`, and its
+    terms share its target, so their standard deviations add (exact for
+    affine losses and slopes of one sign, an upper bound otherwise). Rows of
+    weight 0 are left out. Returns ``Σ_i a2v_ik · Σ resid2 / Σ var`` per
+    feature, or None if any split has no noise model.
     """
     if any(part is None for part in noise):
         return None
     keep = None if sample_weight is None else np.asarray(sample_weight) != 0
-    a2, yvar, rows = 0.0, 0.0, 0
-    for test, (a2_split, yvar_split) in zip(tests, noise, strict=True):
+    sd = None
+    resid2 = var = 0.0
+    for test, (a2v, r2, v) in zip(tests, noise, strict=True):
         scored = slice(None) if keep is None else keep[test]
-        a2 = a2 + a2_split[scored].sum(axis=0)
-        yvar += float(np.sum(yvar_split[scored]))
-        rows += len(yvar_split[scored])
-    return a2 * (yvar / rows) if rows else None
+        if sd is None:
+            sd = np.zeros((n_samples, a2v.shape[1]))
+        np.add.at(sd, test[scored], np.sqrt(a2v[scored]))
+        resid2 += float(np.sum(r2[scored]))
+        var += float(np.sum(v[scored]))
+    if sd is None or var <= 0:
+        return None
+    return (sd**2).sum(axis=0) * (resid2 / var)
 
 
 def pool_rows(n_samples, tests, contributions, sample_weight=None, groups=None):
@@ -163,17 +174,17 @@ class Moments(NamedTuple):
     #: Largest absolute term, per feature (the scale of "no spread").
     peak: np.ndarray
     #: The target's noise (:func:`~skl_treeinner._scoring.row_noise`): the
-    #: sum of the rows' ``a2`` per feature, of their ``yvar``, and the rows
-    #: counted; None where the loss has no model of it.
+    #: sums of the rows' ``a2v`` (per feature), ``resid2`` and ``var``; None
+    #: where the loss has no model of it.
     noise: tuple | None = None
 
     @property
     def noise_variance(self):
-        """The floor Σ_i a2_ik · mean(yvar) of the score's variance, or None."""
-        if self.noise is None or self.noise[2] == 0:
+        """The floor Σ_i a2v_ik · Σ resid2 / Σ var of the score's variance, or None."""
+        if self.noise is None or self.noise[2] <= 0:
             return None
-        a2, yvar, rows = self.noise
-        return a2 * (yvar / rows)
+        a2v, resid2, var = self.noise
+        return a2v * (resid2 / var)
 
 
 def moments(z, noise=None) -> Moments:
@@ -184,8 +195,8 @@ def moments(z, noise=None) -> Moments:
     z = np.asarray(z, dtype=np.float64)
     m = z.shape[0]
     if noise is not None:
-        a2, yvar = noise
-        noise = (np.asarray(a2).sum(axis=0), float(np.sum(yvar)), len(yvar))
+        a2v, resid2, var = noise
+        noise = (np.asarray(a2v).sum(axis=0), float(np.sum(resid2)), float(np.sum(var)))
     if m == 0:
         zero = np.zeros(z.shape[1])
         return Moments(0, zero, zero.copy(), zero.copy(), noise)

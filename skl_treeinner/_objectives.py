@@ -49,10 +49,11 @@ class Objective:
     #: ``"softmax"``, or ``None`` where no single prediction scale applies.
     link: str | None = None
     #: Whether the loss gradient is affine in y given the margin (squared
-    #: error, Poisson, gamma, Tweedie): then a row's TreeInner term is affine
-    #: in y too, and the target's own noise in it is the slope times y's
-    #: spread (``_scoring.row_noise``). Classifiers need no such property:
-    #: their targets take finitely many values.
+    #: error, Poisson, gamma, Tweedie, log-loss without ``scale_pos_weight``):
+    #: then a row's TreeInner term is affine in y too, and the target's own
+    #: noise in it is the slope times y's spread, Var(y | x) = φ V(E[y | x])
+    #: (:meth:`variance`; ``_scoring.row_noise``). Other classifiers' noise is
+    #: computed from their finitely many labels instead.
     affine_in_target: bool = False
 
     def class_probabilities(self, margin: np.ndarray) -> np.ndarray:
@@ -64,10 +65,21 @@ class Objective:
         raise NotImplementedError(f"{self.name} is not a classifier objective")
 
     def mean(self, margin: np.ndarray) -> np.ndarray:
-        """Return a regressor's prediction E[y | x] at the raw margins (n, 1)."""
+        """Return the prediction E[y | x] at raw margins (n, 1) of one output."""
         if self.link == "log":
             return np.exp(margin[:, 0])
+        if self.link == "logit":
+            return expit(margin[:, 0])
         return margin[:, 0]
+
+    def variance(self, mean: np.ndarray) -> np.ndarray:
+        """Return the variance function V(μ): Var(y | x) = φ V(μ), φ unknown.
+
+        The loss's own (that of the exponential family whose deviance it is):
+        1 for squared error, μ for Poisson, μ² for gamma, μ^ρ for Tweedie,
+        μ(1 - μ) for log-loss. Only where ``affine_in_target``.
+        """
+        raise NotImplementedError(f"{self.name} has no variance function here")
 
     def gradient(self, margin: np.ndarray, y: np.ndarray) -> np.ndarray:
         """First derivative of the loss with respect to the margin.
@@ -143,6 +155,9 @@ class SquaredError(Objective):
     link = "identity"
     affine_in_target = True
 
+    def variance(self, mean):  # noqa: D102
+        return np.ones_like(mean)
+
     def gradient(self, margin, y):  # noqa: D102
         return margin - self._y(y, margin)
 
@@ -207,6 +222,15 @@ class Logistic(Objective):
     def __init__(self, scale_pos_weight: float = 1.0):
         self.scale_pos_weight = float(scale_pos_weight)
 
+    @property
+    def affine_in_target(self) -> bool:  # noqa: D102
+        # p - y, unless label-1 rows' gradients are scaled. Affine, the noise
+        # holds for targets anywhere in [0, 1] (reg:logistic, cross-entropy).
+        return self.scale_pos_weight == 1.0
+
+    def variance(self, mean):  # noqa: D102
+        return mean * (1.0 - mean)
+
     validate_target = _labels_in_unit_interval
 
     def gradient(self, margin, y):  # noqa: D102
@@ -235,6 +259,9 @@ class Poisson(Objective):
     link = "log"
     affine_in_target = True
 
+    def variance(self, mean):  # noqa: D102
+        return mean
+
     def validate_target(self, y):  # noqa: D102
         y = super().validate_target(y)
         _require_target(bool(np.all(y >= 0)), self, "counts must be non-negative")
@@ -255,6 +282,9 @@ class Gamma(Objective):
     name = "gamma"
     link = "log"
     affine_in_target = True
+
+    def variance(self, mean):  # noqa: D102
+        return mean**2
 
     def validate_target(self, y):  # noqa: D102
         y = super().validate_target(y)
@@ -277,6 +307,9 @@ class Tweedie(Objective):
     name = "tweedie"
     link = "log"
     affine_in_target = True
+
+    def variance(self, mean):  # noqa: D102
+        return mean**self.power
 
     def __init__(self, power: float = 1.5):
         self.power = float(power)
@@ -399,8 +432,9 @@ class OneVsRestLogistic(_MultiClass):
         self.sigmoid = float(sigmoid)
 
     def class_probabilities(self, margin):  # noqa: D102
-        # Each output is one class against the rest; normalized, as
-        # LightGBM's multiclassova predicts.
+        # Each output is one class against the rest; LightGBM's multiclassova
+        # does not normalize them (its rows need not sum to 1): normalized
+        # here, so that they are a distribution over the labels.
         p = expit(self.sigmoid * margin)
         return p / p.sum(axis=-1, keepdims=True)
 

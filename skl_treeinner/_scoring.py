@@ -332,40 +332,46 @@ def final_margins(reader, X, n):
 def row_noise(reader, X, n, y, w, *, attribution):
     """Give the target's own noise in each row's term z_ik, given its features.
 
-    Given x_i (and the model), the only chance left in z_ik is y_i's. For a
-    classifier, with the model's probabilities p_ic of the classes c,
+    Given x_i (and the model), the only chance left in z_ik is y_i's. Where the
+    loss gradient is affine in y (``Objective.affine_in_target``: squared
+    error, Poisson, gamma, Tweedie, log-loss), so is z_ik, with slope
+    a_ik = z_ik(y_i + 1) - z_ik(y_i), and Var(z_ik | x_i) = a_ik² φ V(μ_i),
+    with the loss's variance function V at the prediction μ_i and one
+    dispersion φ for all rows, estimated by Σ (y_i - μ_i)² / Σ V(μ_i) over
+    the scored rows (pooled, so that a rare large residual counts for every
+    row; about 1 for 0/1 labels and a calibrated model). For other
+    classifiers, with the model's probabilities p_ic of the labels c,
 
         Var(z_ik | x_i) = Σ_c p_ic z_ik(c)² - (Σ_c p_ic z_ik(c))²,
 
     where z_ik(c) is the term had the row's label been c (one pass of
-    :func:`row_terms` per class). For a regressor whose loss gradient is
-    affine in y (``Objective.affine_in_target``), z_ik is affine in y_i with
-    slope a_ik = z_ik(y_i + 1) - z_ik(y_i), and Var(z_ik | x_i) = a_ik² σ²,
-    with σ² = Var(y | x) estimated by the mean of (y - E[y | x])² over the
-    scored rows (pooled, so that a rare large residual counts for every row).
+    :func:`row_terms` per label).
 
     Returns
     -------
-    (a2, yvar) or None
-        ``a2`` of shape (n, n_features) and ``yvar`` of shape (n,), such that
-        Σ_i Var(z_ik | x_i) ≈ Σ_i a2_ik · mean_i(yvar_i): for classifiers
-        ``a2`` is the variance itself and ``yvar`` ones. None for losses not
-        affine in y (Huber, Fair, pseudo-Huber, squared log error).
+    (a2v, resid2, var) or None
+        Per row: ``a2v`` of shape (n, n_features), ``resid2`` and ``var`` of
+        shape (n,), such that Σ_i Var(z_ik | x_i) ≈ Σ_i a2v_ik · Σ_i resid2_i
+        / Σ_i var_i: ``a2v = a² V``, ``resid2 = (y - μ)²``, ``var = V`` for
+        affine losses, and the variance itself with ``resid2 = var = 1`` for
+        the others. None for losses with neither (Huber, Fair, pseudo-Huber,
+        squared log error).
     """
     objective = reader.ensemble.objective
-    if objective.is_classifier:
-        prob = objective.class_probabilities(final_margins(reader, X, n))
-        first = second = 0.0
-        for c in range(prob.shape[1]):
-            label = np.full(n, c, dtype=np.asarray(y).dtype)
-            z = row_terms(reader, X, n, label, w, attribution=attribution)
-            first = first + prob[:, c, None] * z**2
-            second = second + prob[:, c, None] * z
-        return np.maximum(first - second**2, 0.0), np.ones(n)
-    if not objective.affine_in_target:
+    if objective.affine_in_target:
+        y = np.asarray(y, dtype=np.float64)
+        slope = row_terms(reader, X, n, y + 1.0, w, attribution=attribution)
+        slope -= row_terms(reader, X, n, y, w, attribution=attribution)
+        mean = objective.mean(final_margins(reader, X, n))
+        var = objective.variance(mean)
+        return slope**2 * var[:, None], (y - mean) ** 2, var
+    if not objective.is_classifier:
         return None
-    y = np.asarray(y, dtype=np.float64)
-    slope = row_terms(reader, X, n, y + 1.0, w, attribution=attribution)
-    slope -= row_terms(reader, X, n, y, w, attribution=attribution)
-    spread = (y - objective.mean(final_margins(reader, X, n))) ** 2
-    return slope**2, spread
+    prob = objective.class_probabilities(final_margins(reader, X, n))
+    first = second = 0.0
+    for c in range(prob.shape[1]):
+        label = np.full(n, c, dtype=np.asarray(y).dtype)
+        z = row_terms(reader, X, n, label, w, attribution=attribution)
+        first = first + prob[:, c, None] * z**2
+        second = second + prob[:, c, None] * z
+    return np.maximum(first - second**2, 0.0), np.ones(n), np.ones(n)

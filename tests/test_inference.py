@@ -13,7 +13,7 @@ from scipy import stats
 from sklearn.model_selection import KFold, RepeatedKFold
 
 from skl_treeinner import TreeInnerSelector, predecomp, tree_inner
-from skl_treeinner._inference import one_sided_test, pool_rows
+from skl_treeinner._inference import one_sided_test, pool_noise, pool_rows
 from skl_treeinner._splits import make_splits
 
 
@@ -202,9 +202,15 @@ def test_a_row_scored_by_several_splits_enters_once():
     cv = list(RepeatedKFold(n_splits=3, n_repeats=2, random_state=0).split(X))
     sel = TreeInnerSelector(_reg(n_estimators=10), cv=cv, random_state=0).fit(X, y)
     per_row = np.zeros((240, 5))
+    slopes = np.zeros((240, 5))  # each row's terms share its y: |slopes| add
+    residuals = []
     for est, (_, test) in zip(sel.estimators_, cv, strict=True):
         per_row[test] += tree_inner(est, X[test], y[test], per_sample=True)
-    np.testing.assert_allclose(sel.scores_se_, np.sqrt(240) * per_row.std(0, ddof=1))
+        slopes[test] += np.abs(predecomp(est, X[test]) / 0.2)
+        residuals.append(y[test] - est.predict(X[test]))
+    sample = np.sqrt(240) * per_row.std(0, ddof=1)
+    floor = np.sqrt((slopes**2).sum(axis=0) * np.mean(np.concatenate(residuals) ** 2))
+    np.testing.assert_allclose(sel.scores_se_, np.maximum(sample, floor), rtol=1e-4)
     assert sel.n_scored_rows_ == 240
 
 
@@ -320,3 +326,42 @@ def test_few_rows_reaching_a_split_do_not_make_noise_significant():
     assert within_level(pvalues)
     assert not within_level(spread_only)
     assert np.sum(pvalues < 0.2) >= 0.05 * used  # the test still rejects
+
+
+def test_pool_noise_adds_the_standard_deviations_of_a_row_scored_twice():
+    # A row scored by two splits is one unit whose terms share its target:
+    # the floor counts (sd_1 + sd_2)^2 for it, not sd_1^2 + sd_2^2.
+    tests = [np.array([0, 1]), np.array([1, 2])]
+    noise = [
+        (np.array([[1.0], [4.0]]), np.ones(2), np.ones(2)),
+        (np.array([[9.0], [1.0]]), np.ones(2), np.ones(2)),
+    ]
+    np.testing.assert_allclose(pool_noise(3, tests, noise), [1 + (2 + 3) ** 2 + 1])
+    # the dispersion: resid2 over var, pooled; zero weights leave rows out
+    noise[1] = (noise[1][0], np.array([3.0, 3.0]), np.ones(2))
+    np.testing.assert_allclose(pool_noise(3, tests, noise), [27 * (8 / 4)])
+    w = np.array([1.0, 0.0, 1.0])
+    np.testing.assert_allclose(pool_noise(3, tests, noise, w), [2 * (4 / 2)])
+    assert pool_noise(3, tests, [noise[0], None]) is None
+
+
+def test_floor_of_a_logistic_regression_on_fractions():
+    # reg:logistic on targets in [0, 1]: the term is affine in y, and the
+    # floor is the slope squared times φ p(1 - p), φ the pooled dispersion
+    # Σ (y - p)² / Σ p(1 - p), here from the booster's own predictions.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 4))
+    y = 1 / (1 + np.exp(-(X[:, 0] + 0.5 * rng.normal(size=600))))
+    est = xgb.XGBRegressor(
+        objective="reg:logistic", n_estimators=30, max_depth=3, learning_rate=0.2
+    )
+    model = est.fit(X[:300], y[:300])
+    sel = TreeInnerSelector(model, prefit=True).fit(X[300:], y[300:])
+    p = model.predict(X[300:])
+    slopes = predecomp(model, X[300:]) / 0.2
+    phi = np.sum((y[300:] - p) ** 2) / np.sum(p * (1 - p))
+    floor = np.sqrt((slopes**2 * (p * (1 - p))[:, None]).sum(axis=0) * phi)
+    z = tree_inner(model, X[300:], y[300:], per_sample=True)
+    sample = np.sqrt(300) * z.std(axis=0, ddof=1)
+    np.testing.assert_allclose(sel.scores_se_, np.maximum(sample, floor), rtol=1e-4)
+    assert phi < 0.5  # fractions, not labels: far below the Bernoulli bound

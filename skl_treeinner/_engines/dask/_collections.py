@@ -262,7 +262,7 @@ def partition_noise(reader, X, y, w, attribution):
         objective = reader.ensemble.objective
         if not (objective.is_classifier or objective.affine_in_target):
             return None
-        return np.zeros((0, reader.ensemble.n_features)), np.zeros(0)
+        return np.zeros((0, reader.ensemble.n_features)), np.zeros(0), np.zeros(0)
     X, n, y, w = reader.rows(X, y, w)
     return row_noise(reader, X, n, y, w, attribution=attribution)
 

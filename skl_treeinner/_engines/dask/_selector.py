@@ -171,7 +171,7 @@ def _partition_moments(X, y, w, codes, readers, attribution):
             scored = np.asarray(w_rows) != 0
             z = z[scored]
             if noise is not None:
-                noise = (noise[0][scored], noise[1][scored])
+                noise = tuple(part[scored] for part in noise)
         out.append(_inference.moments(z, noise))
     return out
 
