@@ -78,6 +78,11 @@ Selectors (``--selectors``):
   0.1.0 needs shap < 0.46, which cannot read XGBoost >= 3.1 models, so it runs
   in its own environment (see ``docs/selector-comparison.md``).
 
+Wide data (``wide-few-*``, ``wide-null-*``; issue 26), run only when named in
+``--datasets``: 2,000 rows of 1,000 Gaussian columns, y linear in 10 of them
+(coefficients 0.1 to 0.5) or independent of X (``wide_selection.py``'s
+generator; 300 x 100 with ``--smoke``).
+
 Real targets (``real-*``): scikit-learn's bundled diabetes (regression),
 breast cancer (binary) and wine (3 classes) with their real targets and 20
 injected noise columns (7 permuted copies of real columns, 7 Gaussian, 6
@@ -237,6 +242,25 @@ def _datasets(smoke):
             )
     for name in REAL:
         out[f"real-{name}"] = lambda seed, name=name: load_real_with_noise(name, seed)
+    # Wide data (issue 26): 1,000 Gaussian columns, y linear in 10 of them
+    # (coefficients 0.1 to 0.5) or independent of X; ``wide_selection.py``'s
+    # generator. Run only when named (``--datasets wide-...``): Boruta takes
+    # minutes per cell there.
+    from wide_selection import make_data
+
+    n_wide, m_wide = (300, 100) if smoke else (2000, 1000)
+    for task in ("regression", "classification"):
+        for signal in ("few", "null"):
+            out[f"wide-{signal}-{task}"] = lambda seed, task=task, signal=signal: (
+                make_data(
+                    n=n_wide,
+                    m=m_wide,
+                    task=task,
+                    signal=signal,
+                    correlated=False,
+                    seed=seed,
+                )
+            )
     if hasattr(ds, "make_cardinality_simulation"):
         n_card = 1000 if smoke else 6000
         for case in ("null", "power"):
@@ -391,7 +415,11 @@ def _treeinner(
 
         adjusted = false_discovery_control(sel.pvalues_, method="bh")
         return (adjusted < 0.05) & (sel.scores_ > 0), sel.scores_, seconds
-    sel.set_params(alpha=alpha, control=control or defaults["control"])
+    # The named variants test each feature at alpha (their meaning before
+    # issue 26 made a correction the default); "treeinner" takes the defaults.
+    if control == "default":
+        control = defaults["control"]
+    sel.set_params(alpha=alpha, control=control or "per_feature")
     return sel.get_support(), sel.scores_, seconds
 
 
@@ -549,7 +577,9 @@ def _arfs_grootcv(X, y, c, seed, smoke):
 
 
 SELECTORS = {
-    "treeinner": lambda *a: _treeinner(*a, cv="default", alpha="default"),
+    "treeinner": lambda *a: _treeinner(
+        *a, cv="default", alpha="default", control="default"
+    ),
     "treeinner-split": _treeinner,
     "treeinner-split-zero": lambda *a: _treeinner(*a, alpha=None),
     "treeinner-split-a01": lambda *a: _treeinner(*a, alpha=0.01),
@@ -850,7 +880,7 @@ def main(argv=None):
             parser.error("--smoke never writes into docs/; pass another --out-dir")
     else:
         reps = args.reps or 5
-        names = args.datasets or list(available)
+        names = args.datasets or [n for n in available if not n.startswith("wide-")]
         selectors = args.selectors or ALL_SELECTORS
         out_dir = args.out_dir or DOCS
     unknown = [n for n in names if n not in available] + [

@@ -4,7 +4,9 @@ On the paper's simulated classification data (50 features, 5 relevant):
 
 1. ``plot_scores``: a TreeInnerSelector with 3-fold cross-fitting; one bar per
    feature (the 20 best), ± one standard error (``scores_se_``), the
-   threshold (0) and the selected features (p < 0.05) in color.
+   threshold (0), the selected features (the default: p < min(0.05, 1/50)) in
+   color and, beside each bar, its p-value adjusted as the selector's
+   ``control`` asks.
 2. ``plot_score_path``: one XGBoost model fitted on half of the rows and scored
    on the other half, iteration by iteration. The relevant features (marked
    ``*``) climb; the noise features the model splits on drift below zero as
@@ -44,7 +46,7 @@ def booster():
 
 # 1. Held-out scores of a selector, summed over 3 folds.
 selector = TreeInnerSelector(booster(), cv=3, random_state=0).fit(X, y)
-ax = plot_scores(selector, top=20)
+ax = plot_scores(selector, top=20, pvalues=True)
 ax.figure.savefig(out / "plot-scores.png", dpi=100)
 kept = np.flatnonzero(selector.support_)
 print(f"selected {kept.size} features: {kept.tolist()}")

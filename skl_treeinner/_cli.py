@@ -41,6 +41,7 @@ from ._cli_data import (
 )
 from ._cutoff import (
     CONTROLS,
+    adjusts,
     describe_rule,
     option_type,
     parse_alpha,
@@ -249,10 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
     scoring.add_argument(
         "--control",
         choices=list(CONTROLS),
-        default="per_feature",
+        default="expected_false",
         help="which error --alpha bounds among the features that do nothing "
-        "(default per_feature: each is kept with probability below A; "
-        "expected_false: at most one kept on average, whatever their number; "
+        "(default expected_false: at most one kept on average, whatever "
+        "their number; per_feature: each is kept with probability below A; "
         "family_wise: any kept with probability below A; false_discovery: "
         "their share among the kept below A)",
     )
@@ -460,7 +461,7 @@ def _select(args) -> None:
         f"{args.target!r} ({task}); {ESTIMATORS[args.estimator]}, {split_word}, "
         f"{args.attribution}."
     )
-    adjusted = args.control != "per_feature" and args.alpha is not None
+    adjusted = adjusts(args.control, args.alpha, X.shape[1])
     print(format_table(table, adjusted=adjusted))
     names = [row["feature"] for row in table if row["selected"]]
     rule = f"score > {selector.threshold_:.6g}"

@@ -32,6 +32,7 @@ __all__ = [
     "CONTROLS",
     "CONTROL_CONSTRAINTS",
     "adjusted_pvalues",
+    "adjusts",
     "check_control",
     "describe_rule",
     "check_alpha",
@@ -150,12 +151,14 @@ def describe_rule(control: str, alpha, n_features: int) -> str:
     --------
     >>> describe_rule("expected_false", 0.05, 1000)
     'p < 0.001 = min(0.05, 1/1000): at most 1 false pick expected'
+    >>> describe_rule("expected_false", 0.05, 12)  # up to 1/alpha: per feature
+    'p < 0.05'
     >>> describe_rule("family_wise", 0.05, 1000)
     'Holm-adjusted p < 0.05'
     """
     if alpha is None:
         return "no test"
-    if control == "per_feature":
+    if not adjusts(control, alpha, n_features):
         return f"p < {alpha:g}"
     if control == "expected_false":
         level = min(alpha, 1 / max(n_features, 1))
@@ -165,6 +168,23 @@ def describe_rule(control: str, alpha, n_features: int) -> str:
         )
     names = {"family_wise": "Holm", "false_discovery": "Benjamini-Hochberg"}
     return f"{names[control]}-adjusted p < {alpha:g}"
+
+
+def adjusts(control: str, alpha, n_features: int) -> bool:
+    """Whether ``control`` changes any p-value for ``n_features`` features.
+
+    ``"per_feature"`` never does, nor ``"expected_false"`` up to ``1/alpha``
+    features; with ``alpha=None`` there is no test. Outputs show the adjusted
+    p-values only where this is true.
+
+    Examples
+    --------
+    >>> adjusts("expected_false", 0.05, 20), adjusts("expected_false", 0.05, 21)
+    (False, True)
+    """
+    if alpha is None or control == "per_feature":
+        return False
+    return not (control == "expected_false" and alpha * n_features <= 1)
 
 
 def check_alpha(alpha):

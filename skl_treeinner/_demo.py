@@ -93,8 +93,9 @@ def run_demo(
 
     On :func:`make_demo_data`, a :class:`~skl_treeinner.TreeInnerSelector`
     cross-fits XGBoost over ``CV`` folds and keeps the features whose summed
-    held-out score is significantly positive (one-sided p-value below 0.05,
-    the selector's default); :class:`~sklearn.feature_selection.SelectFromModel`
+    held-out score is significantly positive (the selector's default: a
+    one-sided p-value below min(0.05, 1/30), so that on average at most one
+    feature with no effect is kept); :class:`~sklearn.feature_selection.SelectFromModel`
     keeps the features whose in-sample total gain, from XGBoost fitted on all
     the rows, is above the mean. Prints a ranked table of every feature and,
     for both methods, the ROC AUC of the scores against the truth and the
@@ -121,6 +122,7 @@ def run_demo(
     from sklearn.feature_selection import SelectFromModel
     from sklearn.metrics import roc_auc_score
 
+    from ._cutoff import describe_rule
     from ._report import format_table, score_table
     from ._selector import TreeInnerSelector
 
@@ -166,10 +168,9 @@ def run_demo(
         "  a score is a sum over rows, so it has a standard error (s.e.); the "
         "selector keeps"
     )
-    print_fn(
-        "  the features scoring above 0 by more than chance allows (one-sided "
-        f"p < {selector.alpha:g})."
-    )
+    rule = describe_rule(selector.control, selector.alpha, X.shape[1])
+    print_fn("  the features scoring above 0 by more than chance allows:")
+    print_fn(f"  {rule}.")
     print_fn(
         "in-sample gain: SelectFromModel on the total gain of XGBoost fitted on all "
         "the rows;"

@@ -17,11 +17,12 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._cutoff import describe_rule
+from ._cutoff import adjusts, describe_rule
 from ._engines import engine_for
 from ._optional import import_optional
 from ._readers import read_model
 from ._readers._base import feature_names_of
+from ._report import format_pvalue
 from ._validation import check_attribution, check_params
 
 __all__ = ["plot_score_path", "plot_scores"]
@@ -58,6 +59,7 @@ def plot_scores(
     top=None,
     sort=True,
     error_bars=True,
+    pvalues=False,
     selected_color="tab:blue",
     other_color="0.72",
 ):
@@ -69,9 +71,10 @@ def plot_scores(
     others in ``other_color``; a dashed vertical line at ``threshold_``; and
     error bars of ± one standard error of the score (``scores_se_``, from the
     spread of the per-row terms of the score over the held-out rows: the
-    same convention as the command line's s.e. column). A selected feature's
-    bar ends more than about 1.65 standard errors right of zero when it was
-    selected by the test at ``alpha=0.05``.
+    same convention as the command line's s.e. column). A feature selected
+    by the test at level a has its bar end more than t_a standard errors
+    right of zero (about 1.65 at 0.05); the level is ``alpha``, or, where
+    ``control`` lowers it, the legend names the rule.
 
     Parameters
     ----------
@@ -88,6 +91,11 @@ def plot_scores(
         order (the first column at the top).
     error_bars : bool, default=True
         Draw ± one standard error (``scores_se_``) around each score.
+    pvalues : bool, default=False
+        Write beside each bar the p-value the selection compared with
+        ``alpha``: ``pvalues_adjusted_``, labelled ``adj. p`` where
+        ``control`` changes it for this many features (as the command line's
+        column), else ``p``.
     selected_color, other_color : color, default="tab:blue", "0.72"
         Bar colors of the selected and of the other features.
 
@@ -143,8 +151,8 @@ def plot_scores(
     check_is_fitted(selector, _FITTED)
     check_params(
         "plot_scores",
-        {"sort": ["boolean"], "error_bars": ["boolean"]},
-        {"sort": sort, "error_bars": error_bars},
+        {"sort": ["boolean"], "error_bars": ["boolean"], "pvalues": ["boolean"]},
+        {"sort": sort, "error_bars": error_bars, "pvalues": pvalues},
     )
     top = _check_top(top)
     plt = _pyplot()
@@ -172,8 +180,9 @@ def plot_scores(
     ax.barh(pos, scores[shown], color=colors, height=0.7, gid="scores")
     selected = f"selected ({int(support.sum())})"
     control = getattr(selector, "control", "per_feature")
-    if control != "per_feature" and getattr(selector, "alpha", None) is not None:
-        selected += f": {describe_rule(control, selector.alpha, scores.size)}"
+    alpha = getattr(selector, "alpha", None)
+    if adjusts(control, alpha, scores.size):
+        selected += f": {describe_rule(control, alpha, scores.size)}"
     handles = [
         Patch(color=selected_color, label=selected),
         Patch(color=other_color, label=f"not selected ({int((~support).sum())})"),
@@ -202,6 +211,8 @@ def plot_scores(
             gid="threshold",
         )
     )
+    if pvalues:
+        _write_pvalues(ax, selector, scores, spread, shown, pos)
     ax.set_yticks(pos, labels=[names[j] for j in shown])
     ax.set_ylim(-0.6, n - 0.4)
     splits = "1 split" if n_splits == 1 else f"sum over {n_splits} splits"
@@ -213,6 +224,28 @@ def plot_scores(
     ax.legend(handles=handles, loc="lower right", fontsize="small")
     ax.grid(axis="x", alpha=0.3)
     return ax
+
+
+def _write_pvalues(ax, selector, scores, spread, shown, pos):
+    """Write each shown bar's p-value (adjusted as ``control`` asks) at its right."""
+    control = getattr(selector, "control", "per_feature")
+    alpha = getattr(selector, "alpha", None)
+    adjusted = getattr(selector, "pvalues_adjusted_", selector.pvalues_)
+    label = "adj. p" if adjusts(control, alpha, scores.size) else "p"
+    reach = scores if spread is None else scores + spread
+    right = np.maximum(reach[shown], 0.0)
+    pad = 0.01 * max(float(np.max(np.abs(reach[shown]))), 1e-300)
+    for x, y, j in zip(right, pos, shown, strict=True):
+        ax.text(
+            x + pad,
+            y,
+            f"{label} {format_pvalue(adjusted[j])}",
+            va="center",
+            ha="left",
+            fontsize="x-small",
+            gid="pvalue",
+        )
+    ax.margins(x=0.15)
 
 
 def plot_score_path(

@@ -137,7 +137,7 @@ def test_out_csv_and_out_data(capsys, houses, tmp_path):
     np.testing.assert_array_equal(table["positive_splits"], (splits > 0).sum(axis=1))
     assert table["selected"].tolist() == [True, False]  # --max-features 1
     assert (table["pvalue"] < 0.05).all() and (table["score_se"] > 0).all()
-    assert (table["pvalue_adjusted"] == table["pvalue"]).all()  # per_feature
+    assert (table["pvalue_adjusted"] == table["pvalue"]).all()  # 2 features, alpha 0.05
     data = pd.read_csv(data_csv)
     assert list(data.columns) == [table["feature"][0], "price"]
     original = pd.read_csv(houses)

@@ -125,7 +125,9 @@ def test_controls_hold_on_wide_data_with_y_independent_of_x():
 def test_rules_are_described():
     assert describe_rule("per_feature", 0.05, 10) == "p < 0.05"
     assert describe_rule("family_wise", 0.01, 10) == "Holm-adjusted p < 0.01"
-    assert describe_rule("expected_false", 0.05, 10).startswith("p < 0.05 = min(")
+    # Up to 1/alpha features expected_false is the per-feature rule, said so.
+    assert describe_rule("expected_false", 0.05, 20) == "p < 0.05"
+    assert describe_rule("expected_false", 0.05, 21).startswith("p < 0.0476 = min(")
     assert describe_rule("expected_false", 0.05, 200).startswith("p < 0.005 = ")
     assert describe_rule("false_discovery", None, 10) == "no test"
 
@@ -195,10 +197,29 @@ def test_plot_scores_names_the_rule():
     matplotlib.use("Agg")
     from skl_treeinner.plotting import plot_scores
 
-    X, y = _wide(m=20)
+    X, y = _wide(m=40)
     selector = TreeInnerSelector(_small(), cv=2, control="expected_false").fit(X, y)
     legend = [t.get_text() for t in plot_scores(selector).get_legend().get_texts()]
     assert legend[0] == (
-        f"selected ({selector.support_.sum()}): p < 0.05 = min(0.05, 1/20): at "
+        f"selected ({selector.support_.sum()}): p < 0.025 = min(0.05, 1/40): at "
         "most 1 false pick expected"
     )
+    # pvalues=True writes the adjusted p-value the selection used beside each bar
+    from skl_treeinner._report import format_pvalue
+
+    ax = plot_scores(selector, pvalues=True, top=5)
+    texts = [t.get_text() for t in ax.texts if t.get_gid() == "pvalue"]
+    best = np.argsort(-selector.scores_, kind="mergesort")[:5]
+    assert texts == [
+        f"adj. p {format_pvalue(selector.pvalues_adjusted_[j])}" for j in best
+    ]
+    assert selector.pvalues_adjusted_[best[-1]] == pytest.approx(
+        min(1.0, 40 * 0.05 * selector.pvalues_[best[-1]])
+    )
+    # Where the rule changes nothing (40 features at 0.01), the legend says
+    # nothing more than the per-feature rule's, and the values are plain p.
+    selector.set_params(alpha=0.01)
+    ax = plot_scores(selector, pvalues=True)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend[0] == f"selected ({selector.support_.sum()})"
+    assert all(t.get_text().startswith("p ") for t in ax.texts)
