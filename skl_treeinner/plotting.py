@@ -221,6 +221,8 @@ def plot_scores(
     if top is not None and top < scores.size:
         title += f" (top {n} of {scores.size} features)"
     ax.set_title(title)
+    if pvalues:  # room below the last bar, so that the legend hides no p-value
+        ax.set_ylim(-0.6 - 0.9 * len(handles), n - 0.4)
     ax.legend(handles=handles, loc="lower right", fontsize="small")
     ax.grid(axis="x", alpha=0.3)
     return ax
