@@ -365,3 +365,27 @@ def test_floor_of_a_logistic_regression_on_fractions():
     sample = np.sqrt(300) * z.std(axis=0, ddof=1)
     np.testing.assert_allclose(sel.scores_se_, np.maximum(sample, floor), rtol=1e-4)
     assert phi < 0.5  # fractions, not labels: far below the Bernoulli bound
+
+
+def test_floor_with_treeshap_from_xgboost_own_contributions():
+    # With TreeSHAP attributions the term's slope in y is the row's total
+    # TreeSHAP value over the learning rate: XGBoost's own pred_contribs.
+    X, y = _data(seed=6)
+    folds = list(KFold(3, shuffle=True, random_state=0).split(X))
+    sel = TreeInnerSelector(
+        _reg(), cv=folds, attribution="treeshap", random_state=0
+    ).fit(X, y)
+    slopes, residuals, terms = [], [], []
+    for est, (_, test) in zip(sel.estimators_, folds, strict=True):
+        contribs = est.get_booster().predict(xgb.DMatrix(X[test]), pred_contribs=True)
+        slopes.append(contribs[:, :-1] / 0.2)
+        residuals.append(y[test] - est.predict(X[test]))
+        terms.append(
+            tree_inner(est, X[test], y[test], attribution="treeshap", per_sample=True)
+        )
+    floor = np.sqrt(
+        (np.vstack(slopes) ** 2).sum(axis=0) * np.mean(np.concatenate(residuals) ** 2)
+    )
+    sample = np.sqrt(400) * np.vstack(terms).std(axis=0, ddof=1)
+    np.testing.assert_allclose(sel.scores_se_, np.maximum(sample, floor), rtol=1e-4)
+    assert (floor > sample).any() and (sample > floor).any()
