@@ -146,7 +146,7 @@ def score_features(
         reader = read_model(model)
         X, n, y_rows, w = reader.rows(X, y, sample_weight)
         z = row_terms(reader, X, n, y_rows, w, attribution=attribution, verbose=verbose)
-        return z, row_noise(reader, X, n, y_rows, w, attribution=attribution)
+        return z, row_noise(reader, X, n, y_rows, w, attribution=attribution, terms=z)
 
     if isinstance(est, Pipeline) and len(est.steps) > 1:
         pre, model = est[:-1], est.steps[-1][1]

@@ -33,6 +33,7 @@ __all__ = [
     "predecomp_row_terms",
     "predecomp_rows",
     "predecomp_scores",
+    "has_row_noise",
     "row_noise",
     "row_terms",
     "scores_from_leaf_sums",
@@ -329,7 +330,12 @@ def final_margins(reader, X, n):
     return margin
 
 
-def row_noise(reader, X, n, y, w, *, attribution):
+def has_row_noise(objective) -> bool:
+    """Whether :func:`row_noise` has a model of the target's noise for a loss."""
+    return objective.affine_in_target or objective.is_classifier
+
+
+def row_noise(reader, X, n, y, w, *, attribution, terms):
     """Give the target's own noise in each row's term z_ik, given its features.
 
     Given x_i (and the model), the only chance left in z_ik is y_i's. Where the
@@ -345,7 +351,8 @@ def row_noise(reader, X, n, y, w, *, attribution):
         Var(z_ik | x_i) = Σ_c p_ic z_ik(c)² - (Σ_c p_ic z_ik(c))²,
 
     where z_ik(c) is the term had the row's label been c (one pass of
-    :func:`row_terms` per label).
+    :func:`row_terms` per label). ``terms`` are the rows' own terms
+    (:func:`row_terms` at y), which the caller has computed already.
 
     Returns
     -------
@@ -358,15 +365,14 @@ def row_noise(reader, X, n, y, w, *, attribution):
         squared log error).
     """
     objective = reader.ensemble.objective
+    if not has_row_noise(objective):
+        return None
     if objective.affine_in_target:
         y = np.asarray(y, dtype=np.float64)
-        slope = row_terms(reader, X, n, y + 1.0, w, attribution=attribution)
-        slope -= row_terms(reader, X, n, y, w, attribution=attribution)
+        slope = row_terms(reader, X, n, y + 1.0, w, attribution=attribution) - terms
         mean = objective.mean(final_margins(reader, X, n))
         var = objective.variance(mean)
         return slope**2 * var[:, None], (y - mean) ** 2, var
-    if not objective.is_classifier:
-        return None
     prob = objective.class_probabilities(final_margins(reader, X, n))
     first = second = 0.0
     for c in range(prob.shape[1]):

@@ -181,7 +181,8 @@ def plot_scores(
     selected = f"selected ({int(support.sum())})"
     control = getattr(selector, "control", "per_feature")
     alpha = getattr(selector, "alpha", None)
-    if adjusts(control, alpha, scores.size):
+    adjusted = adjusts(control, alpha, scores.size)
+    if adjusted:
         selected += f": {describe_rule(control, alpha, scores.size)}"
     handles = [
         Patch(color=selected_color, label=selected),
@@ -212,7 +213,8 @@ def plot_scores(
         )
     )
     if pvalues:
-        _write_pvalues(ax, selector, scores, spread, shown, pos)
+        reach = scores if spread is None else scores + spread
+        _write_pvalues(ax, selector, "adj. p" if adjusted else "p", reach, shown, pos)
     ax.set_yticks(pos, labels=[names[j] for j in shown])
     ax.set_ylim(-0.6, n - 0.4)
     splits = "1 split" if n_splits == 1 else f"sum over {n_splits} splits"
@@ -228,13 +230,12 @@ def plot_scores(
     return ax
 
 
-def _write_pvalues(ax, selector, scores, spread, shown, pos):
-    """Write each shown bar's p-value (adjusted as ``control`` asks) at its right."""
-    control = getattr(selector, "control", "per_feature")
-    alpha = getattr(selector, "alpha", None)
+def _write_pvalues(ax, selector, label, reach, shown, pos):
+    """Write each shown bar's p-value (adjusted as ``control`` asks) at its right.
+
+    ``reach`` is where each bar (with its error bar) ends on the right.
+    """
     adjusted = getattr(selector, "pvalues_adjusted_", selector.pvalues_)
-    label = "adj. p" if adjusts(control, alpha, scores.size) else "p"
-    reach = scores if spread is None else scores + spread
     right = np.maximum(reach[shown], 0.0)
     pad = 0.01 * max(float(np.max(np.abs(reach[shown]))), 1e-300)
     for x, y, j in zip(right, pos, shown, strict=True):

@@ -83,7 +83,15 @@ def _expected(selector, calls, X, y, w=None, labels=None):
             rows, y_scored[test], None if w is None else w[test]
         )
         noise.append(
-            row_noise(reader, rows, n, y_rows, w_rows, attribution=selector.attribution)
+            row_noise(
+                reader,
+                rows,
+                n,
+                y_rows,
+                w_rows,
+                attribution=selector.attribution,
+                terms=terms[-1],
+            )
         )
     return (
         tests,

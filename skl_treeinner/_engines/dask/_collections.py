@@ -23,6 +23,7 @@ import numpy as np
 
 from ..._optional import import_optional
 from ..._scoring import (
+    has_row_noise,
     partial_sums,
     predecomp_rows,
     row_noise,
@@ -36,7 +37,7 @@ __all__ = [
     "dask_modules",
     "is_array",
     "is_dask_collection",
-    "partition_noise",
+    "partition_scored",
     "partition_rows",
     "predecomp_dask",
     "shared_object",
@@ -256,15 +257,20 @@ def partition_rows(reader, X, y, w, attribution):
     return row_terms(reader, X, n, y, w, attribution=attribution)
 
 
-def partition_noise(reader, X, y, w, attribution):
-    """Give the target's noise in a partition's per-row terms (``row_noise``)."""
+def partition_scored(reader, X, y, w, attribution):
+    """Score a partition: its per-row TreeInner terms and their target noise.
+
+    The rows pass ``reader.rows`` once for both.
+    """
+    ens = reader.ensemble
     if len(X) == 0:
-        objective = reader.ensemble.objective
-        if not (objective.is_classifier or objective.affine_in_target):
-            return None
-        return np.zeros((0, reader.ensemble.n_features)), np.zeros(0), np.zeros(0)
+        noise = None
+        if has_row_noise(ens.objective):
+            noise = (np.zeros((0, ens.n_features)), np.zeros(0), np.zeros(0))
+        return np.zeros((0, ens.n_features)), noise
     X, n, y, w = reader.rows(X, y, w)
-    return row_noise(reader, X, n, y, w, attribution=attribution)
+    z = row_terms(reader, X, n, y, w, attribution=attribution)
+    return z, row_noise(reader, X, n, y, w, attribution=attribution, terms=z)
 
 
 def shared_object(dask, reader):

@@ -61,8 +61,7 @@ from ._collections import (
     aligned,
     dask_modules,
     is_array,
-    partition_noise,
-    partition_rows,
+    partition_scored,
     shared_object,
     tree_reduce,
 )
@@ -165,8 +164,7 @@ def _partition_moments(X, y, w, codes, readers, attribution):
         rows = np.flatnonzero(fold == j)  # none: moments of no rows are zeros
         w_rows = None if w is None else _safe_indexing(w, rows)
         X_rows, y_rows = _safe_indexing(X, rows), _safe_indexing(y, rows)
-        z = partition_rows(reader, X_rows, y_rows, w_rows, attribution)
-        noise = partition_noise(reader, X_rows, y_rows, w_rows, attribution)
+        z, noise = partition_scored(reader, X_rows, y_rows, w_rows, attribution)
         if w_rows is not None:  # rows of weight 0 are not scored (pool_rows)
             scored = np.asarray(w_rows) != 0
             z = z[scored]
