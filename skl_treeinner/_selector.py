@@ -44,6 +44,7 @@ _FITTED = (
     "scores_se_",
     "pvalues_",
     "n_scored_rows_",
+    "test_units_",
     "split_scores_",
     "ranking_",
     "max_features_",
@@ -229,7 +230,17 @@ class TreeInnerSelector(
     n_scored_rows_ : int
         ``m``: the number of independent units the test counts: the distinct
         held-out rows of nonzero weight, or, when ``groups`` were given, the
-        groups they belong to.
+        groups they belong to, or the blocks of consecutive rows
+        (``test_units_``).
+    test_units_ : {"rows", "groups", "blocks"}
+        What the test counts as independent: held-out rows; the ``groups``
+        given to ``fit``; or, when the splits keep time order (``cv`` a
+        ``TimeSeriesSplit``, walk-forward or purged folds: each split holds
+        out one run of consecutive rows that its training rows do not touch)
+        or a prefit model scores rows that look ordered, 20 blocks of
+        consecutive held-out rows (at least 10 rows each), whose sums are
+        nearly independent when the rows depend on their neighbours only
+        (the user guide's "Time series and panels").
     split_scores_ : ndarray of shape (n_splits, n_features)
         The score of each split, on its own held-out rows.
     ranking_ : ndarray of shape (n_features,)

@@ -7,7 +7,7 @@ Warnings are reserved for cases where the numbers are still well defined but a
 guarantee of the paper no longer holds.
 """
 
-__all__ = ["IdentityWarning", "RoutingError"]
+__all__ = ["DependentRowsWarning", "IdentityWarning", "RoutingError"]
 
 
 class RoutingError(ValueError):
@@ -32,4 +32,16 @@ class IdentityWarning(UserWarning):
     but the node values are no longer the ℓ2-regularised values of Eq. 7, so
     in-sample TreeInner no longer equals the booster's total gain (Prop. 3).
     The message says which identity is lost and what to do instead.
+    """
+
+
+class DependentRowsWarning(UserWarning):
+    """The rows look ordered or grouped, and the splits ignore it.
+
+    The test treats held-out rows as independent draws of new rows. Rows in
+    time order, or several rows of one entity, break that, and shuffled folds
+    then leak: a held-out row's neighbours in time, or its entity's other
+    rows, were fitted on, so columns that only recognise "when" or "who" look
+    useful. The message says what was seen and which ``cv`` or ``groups``
+    to pass (the user guide's "Time series and panels").
     """

@@ -19,7 +19,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._set_output import _get_output_config, _wrap_data_with_container
 from sklearn.utils.validation import validate_data
 
-from .. import _crossfit, _inference, _splits
+from .. import _crossfit, _dependence, _inference, _splits
 from .._cutoff import warn_if_empty
 from .._plan import check_supported, make_cross_fit_plan, resolve_estimator
 from .._readers import default_estimator, reader_class
@@ -156,6 +156,14 @@ class InMemory(Engine):
             )
             tests = [job.test for job in jobs]
             _splits.check_scoring_rows(tests, weight)
+            _dependence.check_dependent_rows(
+                X,
+                y_fit,
+                splits,
+                classifier=classifier,
+                grouped=groups is not None,
+                what=f"cv={selector.cv!r}",
+            )
             estimators, scored = _crossfit.run_splits(
                 cross_fit,
                 jobs,
@@ -164,9 +172,24 @@ class InMemory(Engine):
                 name=type(selector).__name__,
             )
 
+        units = _dependence.test_units(
+            y_fit,
+            groups,
+            splits=None if selector.prefit else splits,
+            classifier=classifier,
+        )
         contributions = [part.terms for part in scored]
+        pooled = _inference.pool_rows(
+            y.shape[0],
+            tests,
+            contributions,
+            weight,
+            groups if units == "groups" else None,
+        )
+        if units == "blocks":
+            pooled = _dependence.block_sums(pooled)
         test = _inference.one_sided_test(
-            _inference.pool_rows(y.shape[0], tests, contributions, weight, groups),
+            pooled,
             _inference.pool_noise(
                 y.shape[0], tests, [part.noise for part in scored], weight
             ),
@@ -180,6 +203,7 @@ class InMemory(Engine):
             "scores_se_": test.se,
             "pvalues_": test.pvalues,
             "n_scored_rows_": test.n_rows,
+            "test_units_": units,
         }
 
     def transform(self, selector, X):

@@ -12,8 +12,12 @@ against the mask, as in paper 000, Sec. 4).
 - :func:`make_cardinality_simulation`: the null and power cases of paper 003,
   Sec. 5 (categorical noise with 10 to 100 levels).
 - :func:`make_unbiased_gain_example`: Example 1 of paper 002, Sec. 4.2.
+- :func:`make_time_series`, :func:`make_panel`: rows that depend on each
+  other (persistent series with a lagged effect; entities with several rows),
+  where shuffled folds leak (the user guide's "Time series and panels").
 
-Every generator is seeded by ``random_state`` and returns ``X, y, relevant``.
+Every generator is seeded by ``random_state`` and returns ``X, y, relevant``
+(:func:`make_panel`: ``X, y, groups``).
 """
 
 # In the order of the list above, which the API reference page follows (its
@@ -24,13 +28,17 @@ from ._semi_synthetic import make_semi_synthetic
 from ._semi_synthetic import load_semi_synthetic
 from ._simulation import make_cardinality_simulation
 from ._simulation import make_unbiased_gain_example
+from ._dependent import make_time_series
+from ._dependent import make_panel
 
 # isort: on
 
 __all__ = [
     "load_semi_synthetic",
     "make_cardinality_simulation",
+    "make_panel",
     "make_paper_simulation",
     "make_semi_synthetic",
+    "make_time_series",
     "make_unbiased_gain_example",
 ]

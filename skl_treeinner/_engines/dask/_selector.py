@@ -344,6 +344,7 @@ def fit_dask(plan, default):
         "scores_se_": test.se,
         "pvalues_": test.pvalues,
         "n_scored_rows_": test.n_rows,
+        "test_units_": "rows",
     }
 
 
