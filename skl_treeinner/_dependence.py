@@ -44,6 +44,7 @@ __all__ = [
     "N_BLOCKS",
     "adjacent_matches",
     "check_dependent_rows",
+    "check_ordered_target",
     "entity_columns",
     "keeps_time_order",
     "order_evidence",
@@ -368,24 +369,16 @@ def check_dependent_rows(X, y, splits, *, classifier, grouped, what, stacklevel=
     if grouped or n < MIN_ROWS:
         return messages
     if not keeps_time_order(splits):
-        share, expected, p = order_evidence(y, classifier)
-        if p < ALARM_LEVEL:
-            kind = "class" if classifier else "tenth of y's range (decile)"
-            messages.append(
-                "The rows look ordered: in the order given, neighbouring rows' "
-                f"targets fall in the same {kind} {share:.0%} of the time, "
-                f"against {expected:.0%} for rows in random order (p = {p:.1g}), "
-                f"and {what} holds out rows that lie between training rows. If "
-                "the rows are a time series, any column that drifts with time "
-                "lets the model recognise when a held-out row is from, and looks "
-                "useful on held-out rows without being so on new ones: the "
-                "p-values are then far too small. Keep the rows in time order "
-                "and pass cv=TimeSeriesSplit(n_splits=5, gap=...) (the test then "
-                "counts blocks of consecutive rows); if neighbouring rows belong "
-                "to one entity, pass groups=. If the order means nothing (rows "
-                "sorted by a column or by the target), shuffle them or ignore "
-                "this warning."
-            )
+        message = _order_message(
+            y,
+            classifier,
+            f"{what} holds out rows that lie between training rows",
+            "Keep the rows in time order and pass cv=TimeSeriesSplit(n_splits=5, "
+            "gap=...) (the test then counts blocks of consecutive rows); if "
+            "neighbouring rows belong to one entity, pass groups=.",
+        )
+        if message:
+            messages.append(message)
     found = entity_columns(X, y)
     if found is not None and found[2] < ALARM_LEVEL:
         positions, labels, p = found
@@ -408,6 +401,40 @@ def check_dependent_rows(X, y, splits, *, classifier, grouped, what, stacklevel=
     for message in messages:
         warnings.warn(message, DependentRowsWarning, stacklevel=stacklevel)
     return messages
+
+
+def _order_message(y, classifier, folds, fix):
+    """Word the ordered-rows warning, or return None where the rows look shuffled."""
+    share, expected, p = order_evidence(y, classifier)
+    if p >= ALARM_LEVEL:
+        return None
+    kind = "class" if classifier else "tenth of y's range (decile)"
+    return (
+        "The rows look ordered: in the order given, neighbouring rows' targets "
+        f"fall in the same {kind} {share:.0%} of the time, against "
+        f"{expected:.0%} for rows in random order (p = {p:.1g}), and {folds}. "
+        "If the rows are a time series, any column that drifts with time lets "
+        "the model recognise when a held-out row is from, and looks useful on "
+        "held-out rows without being so on new ones: the p-values are then far "
+        f"too small. {fix} If the order means nothing (rows sorted by a column), "
+        "shuffle them or ignore this warning."
+    )
+
+
+def check_ordered_target(y, *, classifier, folds, fix, stacklevel=4):
+    """Warn when ``y`` in row order looks ordered (the order check alone).
+
+    For engines that see only a run of the rows' targets (the Dask engine
+    reads the first :data:`MAX_CHECKED_ROWS`); ``folds`` says what its splits
+    do with such rows and ``fix`` what to do instead. Returns the message, or
+    None.
+    """
+    if np.asarray(y).shape[0] < MIN_ROWS:
+        return None
+    message = _order_message(y, classifier, folds, fix)
+    if message:
+        warnings.warn(message, DependentRowsWarning, stacklevel=stacklevel)
+    return message
 
 
 def _straddles(labels, splits, n):

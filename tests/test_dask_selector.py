@@ -351,3 +351,23 @@ def test_parquet_frames_set_output_and_misaligned_targets(client, tmp_path):
             dd.from_pandas(frame.drop(columns="target"), npartitions=4),
             dd.from_pandas(labels, npartitions=4),
         )
+
+
+def test_ordered_rows_warn_and_time_ordered_splitters_are_refused(client):
+    from sklearn.model_selection import TimeSeriesSplit
+
+    from skl_treeinner.datasets import make_time_series
+    from skl_treeinner.exceptions import DependentRowsWarning
+
+    X, y, _ = make_time_series(600, n_noise=4, random_state=0)
+    Xd, yd = da.from_array(X, chunks=(200, 5)), da.from_array(y, chunks=200)
+    est = dxgb.DaskXGBRegressor(n_estimators=5, max_depth=2)
+    with pytest.warns(DependentRowsWarning, match="compute the rows into memory"):
+        sel = TreeInnerSelector(est, cv=2, random_state=0).fit(Xd, yd)
+    assert sel.test_units_ == "rows"
+    frame = dd.from_pandas(pd.Series(y), npartitions=3)  # a Series' head too
+    Xf = dd.from_pandas(pd.DataFrame(X), npartitions=3)
+    with pytest.warns(DependentRowsWarning, match="draws every row's fold"):
+        TreeInnerSelector(est, cv=None, random_state=0).fit(Xf, frame)
+    with pytest.raises(TypeError, match=r"time-ordered splits \(TimeSeriesSplit\)"):
+        TreeInnerSelector(est, cv=TimeSeriesSplit(3)).fit(Xd, yd)

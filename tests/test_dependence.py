@@ -191,3 +191,12 @@ def test_rows_sorted_by_the_target_are_not_a_series():
         order_evidence(np.sort(np.random.default_rng(0).normal(size=200)), False)[2]
         == 1.0
     )
+
+
+def test_panel_over_time_counts_entities_with_time_ordered_folds():
+    X, y, groups = make_panel(40, 10, shuffle=False, random_state=1)
+    by_time = np.lexsort((groups, np.tile(np.arange(10), 40)))  # period, then entity
+    sel = TreeInnerSelector(
+        _small_booster(), cv=TimeSeriesSplit(3, gap=40), random_state=0
+    ).fit(X[by_time], y[by_time], groups=groups[by_time])
+    assert sel.test_units_ == "groups" and sel.n_scored_rows_ == 40

@@ -176,3 +176,28 @@ def test_noise_floor_benchmark_runs():
     )
     rows = [line for line in stdout.splitlines() if line.startswith("| rows")]
     assert len(rows) == 2 and all(int(r.split("|")[2]) > 0 for r in rows)
+
+
+def test_dependent_rows_benchmark_runs():
+    stdout = run(
+        "benchmarks/dependent_rows.py",
+        "--part",
+        "alarms",
+        "--datasets",
+        "5",
+        "--sizes",
+        "60",
+    )
+    assert "integers    n=60" in stdout and "order alarms" in stdout
+    stdout = run(
+        "benchmarks/dependent_rows.py",
+        "--part",
+        "variance",
+        "--seeds",
+        "1",
+        "--rows",
+        "400",
+        "--phis",
+        "0.9",
+    )
+    assert "newey-west" in stdout and "lagged column kept" in stdout

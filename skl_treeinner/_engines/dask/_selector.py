@@ -41,6 +41,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import validate_data
 
 from ... import _inference
+from ..._dependence import MAX_CHECKED_ROWS, check_ordered_target
 from ..._plan import (
     EARLY_STOPPING_FRACTION,
     check_supported,
@@ -200,6 +201,13 @@ def _score(dask, estimators, rows, attribution, n_features_in):
     )
 
 
+def _head(y):
+    """Return the first rows' targets, in memory, for the order check."""
+    if is_array(y):
+        return np.asarray(y[:MAX_CHECKED_ROWS].compute())
+    return y.head(MAX_CHECKED_ROWS, npartitions=-1).to_numpy()
+
+
 def fit_dask(plan, default):
     """Fit a :class:`~skl_treeinner._plan.SelectionPlan` of Dask collections.
 
@@ -226,7 +234,9 @@ def fit_dask(plan, default):
     if not selector.prefit and not (cv is None or isinstance(cv, Integral)):
         raise TypeError(
             f"On Dask collections cv must be an int (k folds) or None (one "
-            f"held-out part); got {cv!r}. Splitters index rows in memory."
+            f"held-out part); got {cv!r}. Splitters index rows in memory; for "
+            "time-ordered splits (TimeSeriesSplit) or groups, compute the rows "
+            "into memory."
         )
     if not selector.prefit and isinstance(cv, Integral) and cv < 2:
         raise ValueError(f"cv={cv} must be at least 2 folds.")
@@ -317,6 +327,21 @@ def fit_dask(plan, default):
         labels=labels,
         what=what,
         prefit=selector.prefit,
+    )
+    check_ordered_target(
+        _head(y),
+        classifier=classifier,
+        folds=(
+            "the test counts held-out rows as independent draws"
+            if selector.prefit
+            else f"{what} draws every row's fold at random"
+        ),
+        fix=(
+            "Dask collections take no time-ordered splitter yet (the test would "
+            "need blocks of consecutive rows across partitions): compute the "
+            "rows into memory and pass cv=TimeSeriesSplit(n_splits=5, gap=...)."
+        ),
+        stacklevel=5,
     )
 
     if selector.prefit:
