@@ -17,8 +17,9 @@ Three parts (``--part``):
   ``groups``; fits the selector.
 - ``alarms``: the checks alone, without fitting, on thousands of data sets of
   exchangeable rows in random order (Gaussian, lognormal, rare-class, multi-
-  class and integer-valued columns and targets): the share of data sets on
-  which a check would warn.
+  class and integer-valued columns and targets, the last with columns that
+  share a partition: a code and its label, an age and a birth year that drive
+  y): the share of data sets on which a check would warn.
 
 Usage::
 
@@ -171,15 +172,17 @@ def _exchangeable(kind, rng, n):
         X = rng.normal(size=(n, p))
         y = np.digitize(X[:, 0] + rng.normal(size=n), [-1, 0, 1])
         return X, y, True
-    # integer and categorical-like columns with many repeated values, and two
-    # columns that share their partition (a code and its label)
+    # integer and categorical-like columns with many repeated values, and
+    # columns that share their partition: a code and its label (y independent
+    # of them), an age and a birth year (y follows the age)
     X = np.column_stack(
         [rng.integers(0, k, size=n) for k in (2, 3, 5, 10, 30, 100)]
         + [rng.poisson(3, size=(n, 4)).T[i] for i in range(4)]
     ).astype(float)
     code = rng.integers(0, 50, size=n)
-    X = np.column_stack([X, code, np.sin(code)])
-    y = X[:, 4] * 0.1 + rng.normal(size=n)
+    age = rng.integers(18, 80, size=n)
+    X = np.column_stack([X, code, np.sin(code), age, 2024 - age])
+    y = X[:, 4] * 0.1 + 0.05 * age + rng.normal(size=n)
     return X, y, False
 
 

@@ -67,8 +67,8 @@ MIN_BLOCK_ROWS = 10
 BLOCK_SPAN = 5
 #: Fewest sets of rows, and most (a share of the rows), an entity partition has.
 MIN_ENTITIES = 10
-#: Rows the entity check reads (evenly spaced beyond): partitions shared on
-#: all rows are shared on any subset.
+#: Rows the checks read (the first ones): partitions shared on all rows are
+#: shared on any run of them, and a run of exchangeable rows is exchangeable.
 MAX_CHECKED_ROWS = 20_000
 
 
@@ -162,10 +162,12 @@ def keeps_time_order(splits) -> bool:
     """Whether every split holds out one run of consecutive rows, apart in time.
 
     True when each split's held-out rows are one contiguous run of row
-    positions and its training rows all come before the run
-    (``TimeSeriesSplit``, walk-forward), or leave at least one row out on
-    each side of it (purged, embargoed folds). Unshuffled ``KFold`` trains on
-    the rows right next to the held-out ones and is not counted.
+    positions, no training row falls inside the run, and the training rows
+    all come before it (``TimeSeriesSplit``, walk-forward), or lie on both
+    sides of it with a gap on each side (purged, embargoed folds).
+    Unshuffled ``KFold`` trains on the rows right next to the held-out ones,
+    and a split that trains only on later rows predicts the past: neither is
+    counted.
     """
     for train, test in splits:
         held = np.unique(test)
@@ -175,9 +177,9 @@ def keeps_time_order(splits) -> bool:
             return False
         train = np.asarray(train)
         before, after = train[train < held[0]], train[train > held[-1]]
-        if after.size == 0:
-            continue
-        if (before.size and before.max() >= held[0] - 1) or after.min() <= held[-1] + 1:
+        if before.size + after.size != train.size or before.size == 0:
+            return False  # training rows inside the run, or only after it
+        if after.size and (before.max() >= held[0] - 1 or after.min() <= held[-1] + 1):
             return False
     return True
 
@@ -190,7 +192,9 @@ def block_sums(z):
     integrated autocorrelation time ``(1 + rho) / (1 - rho)`` (rho: the
     largest lag-1 autocorrelation among the features, clipped to
     [0, 0.99]), at least :data:`MIN_BLOCK_ROWS`; there are at most
-    :data:`N_BLOCKS` blocks and at least two. Chosen by measurement
+    :data:`N_BLOCKS` blocks and at least two (so shorter blocks on series
+    too short for two blocks of that length: then the p-values have one
+    degree of freedom and the test has little power). Chosen by measurement
     (``benchmarks/dependent_rows.py``, ``tests/test_dependence.py``): on
     products of AR(phi) series, the terms of a noise column in a persistent
     series, the share of p < 0.05 at the test's boundary stayed within
@@ -199,6 +203,8 @@ def block_sums(z):
     """
     z = np.asarray(z, dtype=np.float64)
     m = z.shape[0]
+    if m < 2:  # the test refuses fewer than 2 units with its own message
+        return z
     d = z - z.mean(axis=0)
     ss = (d**2).sum(axis=0)
     varies = ss > 0
@@ -233,8 +239,11 @@ def test_units(y, groups, *, splits, classifier):
 
 
 # -- entities with several rows ----------------------------------------------------
-def _numeric_columns(X):
-    """(positions, float matrix) of X's numeric columns, or None for other X."""
+def _numeric_columns(X, rows):
+    """(positions, float matrix of the first ``rows`` rows) of X's numeric columns.
+
+    None for other kinds of X (sparse, DMatrix, no numeric column).
+    """
     from ._validation import is_pandas_df, is_polars_df
 
     if isinstance(X, np.ndarray):
@@ -242,7 +251,7 @@ def _numeric_columns(X):
             np.issubdtype(X.dtype, np.number) and not np.issubdtype(X.dtype, np.bool_)
         ):
             return None
-        return np.arange(X.shape[1]), X
+        return np.arange(X.shape[1]), np.asarray(X[:rows], dtype=np.float64)
     if is_pandas_df(X):
         import pandas as pd
 
@@ -252,7 +261,9 @@ def _numeric_columns(X):
             if pd.api.types.is_numeric_dtype(dtype)
             and not pd.api.types.is_bool_dtype(dtype)
         ]
-        values = X.iloc[:, kept].to_numpy(dtype=np.float64, na_value=np.nan)
+        if not kept:
+            return None
+        values = X.iloc[:rows, kept].to_numpy(dtype=np.float64, na_value=np.nan)
         return np.asarray(kept), values
     if is_polars_df(X):
         kept = [
@@ -260,7 +271,9 @@ def _numeric_columns(X):
             for j, dtype in enumerate(X.dtypes)
             if dtype.is_numeric() and str(dtype) != "Boolean"
         ]
-        values = X[:, kept].to_numpy().astype(np.float64) if kept else None
+        if not kept:
+            return None
+        values = X[:rows, kept].to_numpy().astype(np.float64)
         return np.asarray(kept), values
     return None
 
@@ -287,15 +300,38 @@ def _kruskal(y, labels, n_groups):
     return float(stats.chi2.sf(h / correction, n_groups - 1))
 
 
+def _codings(labels, n_sets, values, columns):
+    """How many of ``columns`` order their shared sets differently.
+
+    Two columns that rank the sets alike, or in reverse (age and birth year,
+    a price in dollars and in cents), are one variable coded twice, not two
+    attributes of an entity.
+    """
+    seen = set()
+    for j in columns:
+        value = np.zeros(n_sets)
+        value[labels] = values[:, j]
+        rank = np.argsort(value, kind="stable")
+        seen.add(min(rank.tobytes(), rank[::-1].tobytes()))
+    return len(seen)
+
+
 def entity_columns(X, y):
     """Columns that look like attributes of entities with several rows each.
 
-    Looks for two or more numeric columns that partition the rows the same
-    way (equal values on exactly the same sets of rows) into at least
-    :data:`MIN_ENTITIES` sets of two or more rows on average, and tests
-    whether y differs between those sets (Kruskal-Wallis). Continuous columns
+    Looks, in the first :data:`MAX_CHECKED_ROWS` rows, for two or more
+    numeric columns that partition the rows the same way (equal values on
+    exactly the same sets of rows) into at least :data:`MIN_ENTITIES` sets of
+    two or more rows on average, and that order those sets in at least two
+    ways (:func:`_codings`: age and birth year are one variable coded twice,
+    no entity), and tests whether y differs between the sets
+    (Kruskal-Wallis). Continuous columns
     of independent rows never repeat values, and columns that do (counts,
-    codes) rarely share their partition with another column.
+    codes) rarely share their partition with another column. A discrete
+    column coded twice in unrelated orders (a code and its name's hash, a
+    zip code and the zip's income) whose levels change y passes for an
+    entity: the warning then says to ignore it if new rows come from the
+    same sets.
 
     Returns
     -------
@@ -304,26 +340,30 @@ def entity_columns(X, y):
         for the largest group of columns sharing a partition (ties: the
         smallest p-value); None where no columns share one.
     """
-    found = _numeric_columns(X)
-    if found is None or found[1] is None or found[1].shape[1] < 2:
+    y = np.asarray(y, dtype=np.float64)[:MAX_CHECKED_ROWS]
+    n = y.size
+    found = _numeric_columns(X, n)
+    if found is None or found[1].shape[1] < 2:
         return None
     positions, values = found
-    y = np.asarray(y, dtype=np.float64)
-    n = y.size
-    if n > MAX_CHECKED_ROWS:
-        rows = np.linspace(0, n - 1, MAX_CHECKED_ROWS).astype(np.int64)
-        values, y, n = values[rows], y[rows], MAX_CHECKED_ROWS
+    screen = min(n, 1000)
     shared = {}
     for j in range(values.shape[1]):
         column = values[:, j]
-        if np.isnan(column).any():
+        # Columns without a repeat in the first rows hold no entity of two
+        # rows or more on average; this skips continuous columns cheaply.
+        if np.unique(column[:screen]).size == screen or np.isnan(column).any():
             continue
         labels, n_sets = _canonical(column)
         if MIN_ENTITIES <= n_sets <= n // 2:
-            shared.setdefault(labels.tobytes(), (labels, n_sets, []))[2].append(j)
+            key = hash(labels.tobytes())
+            shared.setdefault(key, []).append(j)
     best = None
-    for labels, n_sets, columns in shared.values():
+    for columns in shared.values():
         if len(columns) < 2:
+            continue
+        labels, n_sets = _canonical(values[:, columns[0]])
+        if _codings(labels, n_sets, values, columns) < 2:
             continue
         p = _kruskal(y, labels, n_sets)
         key = (len(columns), -p)
@@ -345,7 +385,7 @@ def _names(X, positions):
     )
 
 
-def check_dependent_rows(X, y, splits, *, classifier, grouped, what, stacklevel=4):
+def check_dependent_rows(X, y, splits, *, classifier, grouped, what, stacklevel=5):
     """Warn when rows look ordered or grouped and the splits ignore it.
 
     Parameters
@@ -439,11 +479,8 @@ def check_ordered_target(y, *, classifier, folds, fix, stacklevel=4):
 
 def _straddles(labels, splits, n):
     """Whether some set of rows has rows both fitted and held out by a split."""
-    if labels.size != n:  # checked on a subset of the rows
-        rows = np.linspace(0, n - 1, labels.size).astype(np.int64)
-        full = np.full(n, -1, dtype=np.int64)
-        full[rows] = labels
-        labels = full
+    if labels.size != n:  # checked on the first rows
+        labels = np.concatenate([labels, np.full(n - labels.size, -1, dtype=np.int64)])
     for train, test in splits:
         fitted = labels[np.asarray(train)]
         held = labels[np.asarray(test)]

@@ -237,10 +237,11 @@ class TreeInnerSelector(
         given to ``fit``; or, when the splits keep time order (``cv`` a
         ``TimeSeriesSplit``, walk-forward or purged folds: each split holds
         out one run of consecutive rows that its training rows do not touch)
-        or a prefit model scores rows that look ordered, 20 blocks of
-        consecutive held-out rows (at least 10 rows each), whose sums are
-        nearly independent when the rows depend on their neighbours only
-        (the user guide's "Time series and panels").
+        or a prefit model scores rows that look ordered, up to 20 blocks of
+        consecutive held-out rows, each five autocorrelation times of the
+        terms and at least 10 rows long where the series allows two, whose
+        sums are nearly independent when the rows depend on their neighbours
+        only (the user guide's "Time series and panels").
     split_scores_ : ndarray of shape (n_splits, n_features)
         The score of each split, on its own held-out rows.
     ranking_ : ndarray of shape (n_features,)

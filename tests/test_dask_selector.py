@@ -362,9 +362,18 @@ def test_ordered_rows_warn_and_time_ordered_splitters_are_refused(client):
     X, y, _ = make_time_series(600, n_noise=4, random_state=0)
     Xd, yd = da.from_array(X, chunks=(200, 5)), da.from_array(y, chunks=200)
     est = dxgb.DaskXGBRegressor(n_estimators=5, max_depth=2)
-    with pytest.warns(DependentRowsWarning, match="compute the rows into memory"):
+    with pytest.warns(
+        DependentRowsWarning, match="compute the rows into memory"
+    ) as caught:
         sel = TreeInnerSelector(est, cv=2, random_state=0).fit(Xd, yd)
     assert sel.test_units_ == "rows"
+    assert caught[0].filename == __file__  # points at the user's call
+    import dask
+
+    from skl_treeinner._engines.dask._selector import _head
+
+    unknown = yd[yd > -np.inf]  # chunk sizes unknown
+    np.testing.assert_array_equal(_head(dask, unknown), y)
     frame = dd.from_pandas(pd.Series(y), npartitions=3)  # a Series' head too
     Xf = dd.from_pandas(pd.DataFrame(X), npartitions=3)
     with pytest.warns(DependentRowsWarning, match="draws every row's fold"):

@@ -28,14 +28,13 @@ def make_time_series(
     n_noise=10,
     phi=0.95,
     effect=0.0,
-    lag=1,
     random_state=None,
 ):
     """Make persistent series in time order, and a lagged column that may drive y.
 
     Every series is AR(1), ``s_t = phi s_{t-1} + e_t`` with unit variance,
-    like levels of prices, temperatures or sales. Column 0, ``signal_lag{lag}``,
-    is a series ``s`` taken ``lag`` rows back; ``y_t = effect · s_{t-lag} +
+    like levels of prices, temperatures or sales. Column 0 is a series ``s``
+    one row back, as a lag feature holds it, and ``y_t = effect · s_{t-1} +
     u_t`` with ``u`` a series of its own; columns 1..``n_noise`` are series
     independent of y. With ``effect=0`` every column is noise.
 
@@ -49,8 +48,6 @@ def make_time_series(
         Persistence of every series (0: independent rows).
     effect : float, default=0.0
         Weight of the lagged signal in y; 0.5 gives it a fifth of y's variance.
-    lag : int, default=1
-        How many rows back the signal acts.
     random_state : int, RandomState or None
 
     Returns
@@ -70,8 +67,8 @@ def make_time_series(
     if not 0 <= phi < 1:
         raise ValueError(f"phi must be in [0, 1); got {phi}.")
     rng = check_random_state(random_state)
-    signal = _ar1(rng, n_samples + lag, phi)
-    lagged = signal[:n_samples]  # s_{t-lag} at row t
+    signal = _ar1(rng, n_samples + 1, phi)
+    lagged = signal[:n_samples]  # s_{t-1} at row t
     y = effect * lagged + _ar1(rng, n_samples, phi)
     noise = [_ar1(rng, n_samples, phi) for _ in range(n_noise)]
     X = np.column_stack([lagged, *noise])

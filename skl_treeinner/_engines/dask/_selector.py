@@ -201,11 +201,22 @@ def _score(dask, estimators, rows, attribution, n_features_in):
     )
 
 
-def _head(y):
-    """Return the first rows' targets, in memory, for the order check."""
-    if is_array(y):
-        return np.asarray(y[:MAX_CHECKED_ROWS].compute())
-    return y.head(MAX_CHECKED_ROWS, npartitions=-1).to_numpy()
+def _head(dask, y):
+    """Return the first rows' targets, in memory, for the order check.
+
+    Partitions are computed in order until :data:`MAX_CHECKED_ROWS` rows are
+    in: one partition for most data, whatever its chunk sizes are known or not.
+    """
+    parts = y.to_delayed()
+    parts = parts.ravel() if hasattr(parts, "ravel") else parts
+    head, rows = [], 0
+    for part in parts:
+        values = np.asarray(dask.compute(part)[0]).ravel()
+        head.append(values)
+        rows += values.size
+        if rows >= MAX_CHECKED_ROWS:
+            break
+    return np.concatenate(head)[:MAX_CHECKED_ROWS]
 
 
 def fit_dask(plan, default):
@@ -329,7 +340,7 @@ def fit_dask(plan, default):
         prefit=selector.prefit,
     )
     check_ordered_target(
-        _head(y),
+        _head(dask, y),
         classifier=classifier,
         folds=(
             "the test counts held-out rows as independent draws"
@@ -337,11 +348,15 @@ def fit_dask(plan, default):
             else f"{what} draws every row's fold at random"
         ),
         fix=(
-            "Dask collections take no time-ordered splitter yet (the test would "
-            "need blocks of consecutive rows across partitions): compute the "
-            "rows into memory and pass cv=TimeSeriesSplit(n_splits=5, gap=...)."
+            "Dask collections take neither time-ordered splitters nor blocks of "
+            "consecutive rows as the test's units yet: compute the rows into "
+            "memory (a prefit model then counts blocks)."
+            if selector.prefit
+            else "Dask collections take no time-ordered splitter yet (the test "
+            "would need blocks of consecutive rows across partitions): compute "
+            "the rows into memory and pass cv=TimeSeriesSplit(n_splits=5, gap=...)."
         ),
-        stacklevel=5,
+        stacklevel=6,
     )
 
     if selector.prefit:
