@@ -6,7 +6,7 @@
 - :func:`plot_score_path`: the cumulative TreeInner score of each feature as
   boosting iterations are added (the paper's Figure 3, for one model).
 
-matplotlib is an optional dependency (``pip install "skl-treeinner[plot]"``);
+matplotlib is an optional dependency (``python -m pip install ".[plot]"``);
 it is imported only when a plot is drawn.
 """
 
@@ -37,10 +37,10 @@ def _pyplot():
     )
 
 
-def _new_axes(plt, ax, height):
+def _new_axes(plt, ax, height, width=6.4):
     if ax is not None:
         return ax
-    _, ax = plt.subplots(figsize=(6.4, height), layout="constrained")
+    _, ax = plt.subplots(figsize=(width, height), layout="constrained")
     return ax
 
 
@@ -174,16 +174,21 @@ def plot_scores(
     n = shown.size
     spread = np.asarray(selector.scores_se_, dtype=np.float64) if error_bars else None
 
-    ax = _new_axes(plt, ax, height=min(1.2 + 0.24 * n, 60.0))
+    # wider than the default: the legend stands beside the bars
+    ax = _new_axes(plt, ax, height=min(1.2 + 0.24 * n, 60.0), width=8.0)
     pos = np.arange(n)[::-1]  # first shown at the top
     colors = np.where(support[shown], selected_color, other_color).tolist()
     ax.barh(pos, scores[shown], color=colors, height=0.7, gid="scores")
-    selected = f"selected ({int(support.sum())})"
     control = getattr(selector, "control", "per_feature")
     alpha = getattr(selector, "alpha", None)
     adjusted = adjusts(control, alpha, scores.size)
-    if adjusted:
-        selected += f": {describe_rule(control, alpha, scores.size)}"
+    # The rule, always: a bar past the threshold can be grey for its p-value.
+    rule = "score > threshold"
+    if alpha is not None:
+        rule = f"{describe_rule(control, alpha, scores.size)} and {rule}"
+    if getattr(selector, "max_features_", None) is not None:
+        rule += f", at most {selector.max_features_}"
+    selected = f"selected ({int(support.sum())}):\n{rule}"
     handles = [
         Patch(color=selected_color, label=selected),
         Patch(color=other_color, label=f"not selected ({int((~support).sum())})"),
@@ -223,9 +228,11 @@ def plot_scores(
     if top is not None and top < scores.size:
         title += f" (top {n} of {scores.size} features)"
     ax.set_title(title)
-    if pvalues:  # room below the last bar, so that the legend hides no p-value
-        ax.set_ylim(-0.6 - 0.9 * len(handles), n - 0.4)
-    ax.legend(handles=handles, loc="lower right", fontsize="small")
+    # Beside the axes, so that it hides no bar and no p-value (a figure made
+    # here keeps it in view with its constrained layout).
+    ax.legend(
+        handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small"
+    )
     ax.grid(axis="x", alpha=0.3)
     return ax
 

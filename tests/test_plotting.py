@@ -78,8 +78,20 @@ def test_bars_are_the_scores_sorted_and_colored(selector):
     assert x[0] == x[1] == pytest.approx(selector.threshold_)
     assert selector.threshold_ == pytest.approx(np.median(scores))
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend[0] == f"selected ({selector.support_.sum()})"
+    # Issue 28: the rule is said, so a grey bar past the threshold is explained.
+    k = selector.support_.sum()
+    assert legend[0] == f"selected ({k}):\np < 0.05 and score > threshold"
     assert any(t.startswith("threshold = ") for t in legend)
+
+
+def test_the_legend_covers_no_bar(selector):
+    for n_shown in (2, 6):
+        ax = plot_scores(selector, top=n_shown)
+        ax.figure.canvas.draw()
+        box = ax.get_legend().get_window_extent()
+        for bar in ax.patches:
+            assert not box.overlaps(bar.get_window_extent())
+        plt.close(ax.figure)
 
 
 def test_error_bars_are_the_standard_error_of_the_score(selector):
@@ -147,11 +159,13 @@ def test_unfitted_selector_is_refused():
 def test_missing_matplotlib_names_the_extra(selector, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    with pytest.raises(ImportError, match=r'pip install "skl-treeinner\[plot\]"'):
+    with pytest.raises(
+        ImportError, match=r'pip install matplotlib \(or the "plot" extra'
+    ):
         plot_scores(selector)
     X, y = make_data(n=100, seed=34)
     model = _booster().fit(X, y)
-    with pytest.raises(ImportError, match=r"skl-treeinner\[plot\]"):
+    with pytest.raises(ImportError, match=r'pip install matplotlib \(or the "plot"'):
         plot_score_path(model, X, y)
 
 
