@@ -35,7 +35,9 @@ def import_optional(module: str, *, extra: str, purpose: str) -> ModuleType:
     ------
     ImportError
         ``"{purpose} needs {package}, which is not installed: pip install
-        "skl-treeinner[{extra}]""``.
+        {package} (or the "{extra}" extra: python -m pip install ".[{extra}]"
+        in a clone of skl-treeinner)"``: true whether skl-treeinner came from
+        a clone or an index.
     """
     try:
         return importlib.import_module(module)
@@ -43,7 +45,8 @@ def import_optional(module: str, *, extra: str, purpose: str) -> ModuleType:
         package = module.partition(".")[0]
         raise ImportError(
             f"{purpose} needs {package}, which is not installed: "
-            f'pip install "skl-treeinner[{extra}]"',
+            f'pip install {package} (or the "{extra}" extra: python -m pip '
+            f'install ".[{extra}]" in a clone of skl-treeinner)',
             name=package,
         ) from e
 

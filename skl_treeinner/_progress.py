@@ -1,6 +1,6 @@
 """Progress over long loops: a tqdm bar when tqdm is installed, plain lines if not.
 
-tqdm is an optional extra (``pip install "skl-treeinner[progress]"``). Without
+tqdm is an optional extra (``python -m pip install ".[progress]"``). Without
 it, progress still shows, as a few plain lines on stderr, so ``verbose=1``
 never needs an extra package to do what it says.
 """

@@ -274,7 +274,7 @@ def test_without_numba_auto_falls_back_and_numba_names_the_extra(monkeypatch):
     assert _kernels.backend() == "numpy"
     np.testing.assert_allclose(tree_inner(model, X, y), expected, rtol=1e-9)
     monkeypatch.setenv(_kernels.ENV_VAR, "numba")
-    with pytest.raises(ImportError, match=r'pip install "skl-treeinner\[numba\]"'):
+    with pytest.raises(ImportError, match=r'pip install numba \(or the "numba" extra'):
         tree_inner(model, X, y)
 
 

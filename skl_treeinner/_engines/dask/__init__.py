@@ -5,7 +5,7 @@ with the shared primitives and only sums come back (``_collections``); the
 selector's splits are drawn per partition and fitted by the library's own Dask
 booster (``_selector``, ``_codes``). Which Dask boosters exist and what they
 can do is read from the reader registry (``Library.engines["dask"]``). Dask is
-an optional extra (``pip install "skl-treeinner[dask]"``), imported only when a
+an optional extra (``python -m pip install ".[dask]"``), imported only when a
 Dask collection is given.
 """
 

@@ -10,7 +10,7 @@ arrays partitioned like X.
 
 The model is read once on the client and the reader (the booster and its
 ensemble) is sent to the workers once, as one object of the graph. Dask is an
-optional dependency (``pip install "skl-treeinner[dask]"``), imported by this
+optional dependency (``python -m pip install ".[dask]"``), imported by this
 engine only. Each partition runs the shared primitives of
 :mod:`skl_treeinner._scoring`, as the in-memory engine runs them on its chunks.
 """
