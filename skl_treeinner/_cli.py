@@ -25,6 +25,7 @@ from ._cli_data import (
     PLOT_SUFFIXES,
     CLIError,
     check_columns,
+    check_finite_cells,
     cli_import,
     column_list,
     data_kind,
@@ -49,7 +50,7 @@ from ._cutoff import (
     parse_threshold,
     resolve_max_features,
 )
-from ._readers import DEFAULT_BOOSTER_PARAMS, LIBRARIES
+from ._readers import DEFAULT_BOOSTER_PARAMS, LIBRARIES, reader_class
 from ._report import format_table, score_table
 from ._validation import MANY_CLASSES
 
@@ -431,6 +432,8 @@ def _select(args) -> None:
     from ._selector import TreeInnerSelector
 
     estimator = _make_estimator(args, task == "classification")
+    if not reader_class(estimator).accepts_infinity:
+        check_finite_cells(X, ESTIMATORS[args.estimator])
     selector = TreeInnerSelector(
         estimator,
         attribution=args.attribution,
@@ -477,7 +480,8 @@ def _select(args) -> None:
         write_scores(pd, out, table, selector, args, task)
         _notice(args, f"wrote the score table to {out}")
     if out_data is not None:
-        subset = frame[[*names, args.target]]
+        kept = set(names)  # in the file's order, as a selector's transform keeps them
+        subset = frame[[*(c for c in features.columns if c in kept), args.target]]
         if out_data.suffix.lower() == ".parquet":
             subset.to_parquet(out_data, index=False)
         else:
@@ -494,13 +498,15 @@ def _notice(args, text: str) -> None:
 
 
 def _make_estimator(args, classifier: bool):
+    from ._plan import selection_seeds
     from ._readers import make_estimator
 
     try:
         return make_estimator(
             args.estimator,
             classifier,
-            random_state=args.random_state,
+            # the seed TreeInnerSelector(random_state=...) gives its default
+            random_state=selection_seeds(args.random_state)[1],
             n_estimators=args.n_estimators,
             learning_rate=args.learning_rate,
             max_depth=args.max_depth,

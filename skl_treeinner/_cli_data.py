@@ -33,6 +33,7 @@ __all__ = [
     "positive_float",
     "positive_int",
     "prepare_features",
+    "check_finite_cells",
     "read_data",
     "task_of",
     "write_scores",
@@ -277,7 +278,7 @@ def check_columns(frame, names, path, option) -> None:
 def prepare_features(pd, frame, categorical: bool, booster: str):
     """Return the features, text columns as categories if asked; else refuse."""
     X = frame.copy()
-    text, dates = [], []
+    text, dates, durations = [], [], []
     for name in X.columns:
         col = X[name]
         if isinstance(col.dtype, pd.CategoricalDtype):
@@ -287,14 +288,20 @@ def prepare_features(pd, frame, categorical: bool, booster: str):
         elif pd.api.types.is_numeric_dtype(col.dtype):
             if pd.api.types.is_complex_dtype(col.dtype):
                 raise CLIError(f"column {name!r} holds complex numbers; drop it")
-        elif (
-            pd.api.types.is_datetime64_any_dtype(col.dtype)
-            or isinstance(col.dtype, pd.PeriodDtype)
-            or pd.api.types.is_timedelta64_dtype(col.dtype)
+        elif pd.api.types.is_timedelta64_dtype(col.dtype):
+            durations.append(name)
+        elif pd.api.types.is_datetime64_any_dtype(col.dtype) or isinstance(
+            col.dtype, pd.PeriodDtype
         ):
             dates.append(name)
         else:
             text.append(name)
+    if durations:
+        raise CLIError(
+            f"column {durations[0]!r} holds durations, which the booster cannot "
+            "split on; turn it into numbers (e.g. seconds) in the file, or "
+            f"leave it out with --drop {','.join(durations)}"
+        )
     if dates:
         raise CLIError(
             f"column {dates[0]!r} holds dates or times, which the booster cannot "
@@ -319,6 +326,30 @@ def prepare_features(pd, frame, categorical: bool, booster: str):
         if not isinstance(X[name].dtype, pd.CategoricalDtype):
             X[name] = X[name].astype("category")
     return X
+
+
+def check_finite_cells(X, booster: str) -> None:
+    """Refuse infinite cells, and beyond float32's range, in command-line words.
+
+    For boosters that cannot split on them (the reader's ``accepts_infinity``);
+    rows are counted as the file's data rows, from 1 below the header.
+    """
+    from ._validation import FLOAT32_MAX
+
+    for name in X.columns:
+        if X[name].dtype.kind != "f":
+            continue
+        values = X[name].to_numpy(dtype=np.float64, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(np.abs(values) > FLOAT32_MAX)
+        if bad.size:
+            raise CLIError(
+                f"column {name!r} holds {bad.size} infinite value(s) or beyond "
+                f"float32's range (e.g. {values[bad[0]]!r} in data row "
+                f"{bad[0] + 1}), which {booster} cannot split on; leave those "
+                f"cells empty (missing) in the file, or leave the column out "
+                f"with --drop {name}"
+            )
 
 
 def first_text(pd, col) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "check_control",
     "describe_rule",
     "check_alpha",
+    "check_cutoff",
     "MAX_FEATURES_CONSTRAINTS",
     "THRESHOLD_CONSTRAINTS",
     "option_type",
@@ -253,6 +254,40 @@ def resolve_max_features(max_features, n_features: int, X=None) -> int | None:
             f"pass at most {n_features}, a fraction in (0, 1], or None."
         )
     return int(k)
+
+
+def check_cutoff(threshold, max_features, X) -> None:
+    """Refuse, before any fit, a threshold or max_features that cannot apply to X.
+
+    A string threshold must be readable (``threshold_value``), an int
+    ``max_features`` at most X's number of columns (where X says it: arrays,
+    data frames, sparse matrices, DMatrix, Dask collections with known
+    columns). Callables are left to the fit, which calls them on the scores
+    or on X.
+    """
+    if isinstance(threshold, str):
+        threshold_value(np.zeros(1), threshold)
+    if isinstance(max_features, Integral) and not isinstance(max_features, bool):
+        n_features = _n_columns(X)
+        if n_features is not None:
+            resolve_max_features(max_features, n_features)
+
+
+def _n_columns(X):
+    """X's number of columns where X knows it without computing, else None."""
+    num_col = getattr(X, "num_col", None)  # xgboost.DMatrix
+    if callable(num_col):
+        return int(num_col())
+    columns = getattr(X, "columns", None)
+    if columns is not None and hasattr(X, "shape"):
+        return len(columns)
+    shape = getattr(X, "shape", None)
+    if shape is None or len(shape) != 2:
+        return None
+    try:
+        return int(shape[1])
+    except (TypeError, ValueError):  # a Dask array of unknown width
+        return None
 
 
 def rank(scores) -> np.ndarray:

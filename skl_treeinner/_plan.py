@@ -24,6 +24,7 @@ from sklearn.model_selection import (
     StratifiedKFold,
 )
 from sklearn.pipeline import Pipeline
+from sklearn.utils import check_random_state
 from sklearn.utils.metadata_routing import _routing_enabled, process_routing
 
 from ._readers import SUPPORTED_MODELS, ModelReader, reader_class
@@ -43,6 +44,7 @@ __all__ = [
     "make_cross_fit_plan",
     "pipeline_step_params",
     "resolve_estimator",
+    "selection_seeds",
     "weight_key_of",
 ]
 
@@ -261,6 +263,18 @@ def make_cross_fit_plan(
         feature_names_in=getattr(selector, "feature_names_in_", None),
     )
     return plan, split_params
+
+
+def selection_seeds(random_state):
+    """Return ``(split_seed, booster_seed, rng)``, drawn from ``random_state`` in order.
+
+    The selector's ``fit`` seeds its folds and its default booster with these;
+    the command line seeds the booster it builds with the same
+    ``booster_seed``, so that the two give the same scores for one seed.
+    """
+    rng = check_random_state(random_state)
+    split_seed, booster_seed = (int(s) for s in rng.randint(2**31 - 1, size=2))
+    return split_seed, booster_seed, rng
 
 
 def int_splitter(k, classifier, *, grouped, seed=None):

@@ -21,7 +21,7 @@ from sklearn.base import (
 )
 from sklearn.feature_selection import SelectorMixin
 from sklearn.model_selection import check_cv
-from sklearn.utils import check_random_state, metadata_routing
+from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
@@ -30,7 +30,12 @@ from sklearn.utils.metadata_routing import (
 
 from . import _cutoff
 from ._engines import engine_for_any
-from ._plan import EARLY_STOPPING_FRACTION, SelectionPlan, int_splitter
+from ._plan import (
+    EARLY_STOPPING_FRACTION,
+    SelectionPlan,
+    int_splitter,
+    selection_seeds,
+)
 from ._readers import default_estimator
 from ._selection import SelectionMixin
 
@@ -466,6 +471,8 @@ class TreeInnerSelector(
             # The engine of the data (in memory, Dask) checks, fits and scores
             # the plan; only its fitted statistics are stored.
             plan = self._plan(X, y, sample_weight, groups=groups, fit_params=fit_params)
+            # A cut-off that cannot apply to X fails before the cross-fit runs.
+            _cutoff.check_cutoff(self.threshold, self.max_features, X)
             engine = engine_for_any(X, y, sample_weight)
             self._store(engine.fit_selector(plan), X)
         except BaseException:
@@ -476,8 +483,7 @@ class TreeInnerSelector(
 
     def _plan(self, X, y, sample_weight, *, groups, fit_params):
         """Decide once what every engine needs: the data, the booster, the seeds."""
-        rng = check_random_state(self.random_state)
-        split_seed, booster_seed = (int(s) for s in rng.randint(2**31 - 1, size=2))
+        split_seed, booster_seed, rng = selection_seeds(self.random_state)
         return SelectionPlan(
             selector=self,
             X=X,

@@ -25,6 +25,8 @@ __all__ = [
     "is_polars_df",
     "check_frame_columns",
     "check_no_infinity",
+    "check_unique_columns",
+    "check_target_scale",
     "constant_columns",
     "target_is_classes",
     "warn_many_integer_classes",
@@ -154,6 +156,7 @@ def check_fit_input(estimator, X, y, sample_weight, *, reader=None):
             "but the target y is None. TreeInner scores features against "
             "the target of the held-out rows."
         )
+    check_unique_columns(X)
     if reader is not None and not reader.accepts_infinity:
         check_no_infinity(X)
     if is_pandas_df(X) or is_polars_df(X):
@@ -223,6 +226,40 @@ def check_target_suits_estimator(y, classifier: bool, final):
     return y
 
 
+def check_target_scale(y, weight, limit, name) -> None:
+    """Refuse a numeric target whose spread overflows the booster's arithmetic.
+
+    ``limit`` is the reader's ``max_target_spread`` (None: no limit). The
+    spread ``Σ w |y - mean(y)|`` bounds every node's gradient sum at the
+    first tree; beyond the limit the booster fits noise, and its scores
+    would be read as findings.
+    """
+    if limit is None or y.dtype.kind not in "iuf":
+        return
+    w = np.ones(y.shape[0]) if weight is None else weight
+    total = w.sum()
+    if total <= 0:
+        return
+    y = y.astype(np.float64)
+    center = float(w @ y) / total
+    spread = float(w @ np.abs(y - center))
+    if not np.isfinite(spread) or spread > limit:
+        scale = np.abs(y).max()
+        factor = (
+            f"{10.0 ** int(np.ceil(np.log10(spread / limit)) + 3):.0e}"
+            if np.isfinite(spread)
+            else f"{scale:.0e}"
+        )
+        raise ValueError(
+            f"y is too large for {name}: its spread, the sum of |y - mean(y)| "
+            f"(weighted), is {spread:.3g}, beyond the {limit:.3g} its float32 "
+            "arithmetic holds, so it would fit noise and its scores would look "
+            f"like findings. Rescale y, e.g. y / {factor}: the trees, and so the "
+            "selection and p-values, do not depend on y's unit (the scores "
+            "scale with its square)."
+        )
+
+
 def check_prefit(selector, base) -> None:
     """Check that a prefit ``base`` can be scored by ``selector`` on its X."""
     try:
@@ -249,13 +286,37 @@ def _column_name(X, j: int) -> str:
     return repr(str(columns[j])) if columns is not None else f"{j}"
 
 
-def check_no_infinity(X) -> None:
-    """Refuse ±inf in X, naming the first column and row that hold one.
+def check_unique_columns(X) -> None:
+    """Refuse a data frame whose column names repeat (the boosters refuse them).
 
-    XGBoost refuses infinite values with a C++ stack trace and the other
-    boosters route them as very large numbers; NaN is what every booster
-    treats as missing, so the message says how to turn one into the other.
-    An ``xgboost.DMatrix`` is not looked into.
+    A column chosen by name would then be several columns, and the scores,
+    one per name, could not say which of them a feature is.
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "shape") or not hasattr(columns, "duplicated"):
+        return  # polars names are unique by construction
+    repeated = columns[columns.duplicated()].unique().tolist()
+    if repeated:
+        raise ValueError(
+            f"X has repeated column names {[str(c) for c in repeated[:5]]}; every "
+            "feature needs a name of its own to be scored and selected. Rename "
+            "them, e.g. X.columns = [f'{c}_{i}' for i, c in enumerate(X.columns)]."
+        )
+
+
+#: Largest magnitude a float32 holds: XGBoost stores X as float32, so a larger
+#: value is an infinity to it.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def check_no_infinity(X) -> None:
+    """Refuse ±inf in X, and values beyond float32's range, naming where.
+
+    XGBoost refuses infinite values with a C++ stack trace, and values beyond
+    float32's range (|x| > 3.4e38) become infinite when it stores X as
+    float32; the other boosters route them as very large numbers. NaN is
+    what every booster treats as missing, so the message says how to turn
+    one into the other. An ``xgboost.DMatrix`` is not looked into.
     """
     found = _first_infinity(X)
     if found is None:
@@ -263,18 +324,27 @@ def check_no_infinity(X) -> None:
     j, row, n_columns = found
     more = f" and {n_columns - 1} more column(s)" if n_columns > 1 else ""
     raise ValueError(
-        f"X contains infinite values in column {_column_name(X, j)}{more} (first "
-        f"at row {row}). Boosters cannot split on them; replace them with NaN, "
-        "which they treat as missing: X.replace([np.inf, -np.inf], np.nan) for a "
-        "pandas frame, np.where(np.isinf(X), np.nan, X) for an array."
+        f"X contains infinite values, or values beyond float32's range "
+        f"(|x| > 3.4e38, which XGBoost stores as infinite), in column "
+        f"{_column_name(X, j)}{more} (first at row {row}, counted from 0). "
+        "Boosters cannot split on them; rescale such a column, or replace the "
+        "values with NaN, which boosters treat as missing: "
+        "X.mask(X.abs() > 3.4e38) for a pandas frame, "
+        "np.where(np.abs(X) > 3.4e38, np.nan, X) for an array."
     )
+
+
+def _beyond_float32(values):
+    """Mask of ±inf and of finite values too large for float32 (NaN: False)."""
+    with np.errstate(invalid="ignore"):
+        return np.abs(values) > FLOAT32_MAX
 
 
 def _first_infinity(X):
     """(column, row, number of columns) of the first ±inf in X, or None."""
     if hasattr(X, "tocsr") or hasattr(X, "tocoo"):  # scipy sparse
         coo = X.tocoo()
-        bad = np.isinf(coo.data) if coo.data.dtype.kind == "f" else None
+        bad = _beyond_float32(coo.data) if coo.data.dtype.kind == "f" else None
         if bad is None or not bad.any():
             return None
         columns = np.unique(coo.col[bad])
@@ -284,10 +354,11 @@ def _first_infinity(X):
         return None
     if hasattr(X, "columns") and hasattr(X, "shape"):  # pandas or polars
         hits = []
-        for j, name in enumerate(X.columns):
-            values = _float_values(X[name])
+        for j in range(len(X.columns)):
+            column = X.iloc[:, j] if hasattr(X, "iloc") else X.to_series(j)
+            values = _float_values(column)
             if values is not None:
-                bad = np.flatnonzero(np.isinf(values))
+                bad = np.flatnonzero(_beyond_float32(values))
                 if bad.size:
                     hits.append((j, int(bad[0])))
         if not hits:
@@ -296,7 +367,7 @@ def _first_infinity(X):
     values = np.asarray(X)
     if values.dtype.kind != "f" or values.ndim != 2:
         return None
-    bad = np.isinf(values)
+    bad = _beyond_float32(values)
     columns = np.flatnonzero(bad.any(axis=0))
     if columns.size == 0:
         return None
@@ -333,7 +404,13 @@ def check_frame_columns(X, *, text=False) -> None:
         if what is None or (text and what == "text"):
             continue
         polars = getattr(dtype, "kind", None) is None
-        if what == "dates":
+        if what == "durations":
+            fix = (
+                f"turn it into numbers, e.g. pl.col({str(name)!r}).dt.total_seconds()"
+                if polars
+                else f"turn it into numbers, e.g. X[{str(name)!r}].dt.total_seconds()"
+            )
+        elif what == "dates":
             fix = (
                 f"turn it into numbers, e.g. pl.col({str(name)!r}).dt.epoch('d')"
                 if polars
@@ -355,6 +432,8 @@ def check_frame_columns(X, *, text=False) -> None:
 def _unsupported_dtype(dtype) -> str | None:
     kind = getattr(dtype, "kind", None)
     if kind is None:  # polars
+        if str(dtype).startswith("Duration"):
+            return "durations"
         if dtype.is_temporal():
             return "dates"
         if dtype.is_numeric() or str(dtype) in ("Boolean", "Null"):
@@ -362,7 +441,9 @@ def _unsupported_dtype(dtype) -> str | None:
         if str(dtype).startswith(("Categorical", "Enum")):
             return None
         return "text" if str(dtype) in ("String", "Utf8") else f"{dtype} values"
-    if kind in "mM" or str(dtype).startswith("period"):
+    if kind == "m":
+        return "durations"
+    if kind == "M" or str(dtype).startswith("period"):
         return "dates"
     if kind in "OSU":
         return None if str(dtype) == "category" else "text"

@@ -19,6 +19,7 @@ import xgboost as xgb
 
 from skl_treeinner import TreeInnerSelector
 from skl_treeinner._cli import main
+from skl_treeinner._plan import selection_seeds
 
 pd = pytest.importorskip("pandas")
 
@@ -84,7 +85,7 @@ def test_select_matches_the_python_api(capsys, houses, tmp_path):
         n_estimators=20, learning_rate=0.3, max_depth=4, colsample_bytree=0.5,
         min_child_weight=1,
         reg_lambda=1.0, tree_method="hist", enable_categorical=False,
-        random_state=3,
+        random_state=selection_seeds(3)[1],  # as the selector seeds its default
     )  # fmt: skip
     ref = TreeInnerSelector(est, cv=3, random_state=3).fit(X, y)
 
@@ -117,6 +118,24 @@ def test_select_matches_the_python_api(capsys, houses, tmp_path):
     assert rows[0][1] == "size" and rows[0][3]
     assert "target 'price' (regression)" in stdout
     assert f"selected {len(doc['selected'])} of 3 features" in stdout
+
+
+def test_default_booster_and_seed_equal_the_python_defaults(capsys, houses, tmp_path):
+    # Issue 28: the command line seeded its booster with the seed itself,
+    # the selector with one drawn from it, so scores differed for one seed.
+    out_json = tmp_path / "scores.json"
+    status, _, _ = run_cli(
+        capsys, "select", houses, "--target", "price", "--drop", "city",
+        "--random-state", "4", "--out", out_json, "-q",
+    )  # fmt: skip
+    assert status == 0
+    frame = make_frame()
+    X, y = frame[["size", "rooms", "noise"]], frame["price"].to_numpy()
+    ref = TreeInnerSelector(random_state=4).fit(X, y)
+    scores = {
+        f["feature"]: f["score"] for f in json.loads(out_json.read_text())["features"]
+    }
+    np.testing.assert_allclose([scores[c] for c in X.columns], ref.scores_, rtol=1e-9)
 
 
 def test_out_csv_and_out_data(capsys, houses, tmp_path):
@@ -329,6 +348,39 @@ def test_date_column_is_refused(capsys, tmp_path):
     assert "column 'sold' holds dates or times" in err and "--drop sold" in err
 
 
+def test_duration_column_is_called_a_duration(capsys, tmp_path):
+    pytest.importorskip("pyarrow")
+    frame = make_frame(n=20).drop(columns="city")
+    frame["open"] = pd.to_timedelta(np.arange(20), unit="h")
+    frame.to_parquet(tmp_path / "timed.parquet")
+    status, _, err = run_cli(
+        capsys, "select", tmp_path / "timed.parquet", "-t", "price"
+    )
+    assert status == 1
+    assert "column 'open' holds durations" in err and "seconds" in err
+
+
+def test_infinite_cells_are_refused_in_command_line_words(capsys, tmp_path):
+    # Issue 28: the message counted rows from 0 and suggested Python.
+    frame = make_frame(n=30).drop(columns="city")
+    frame.loc[3, "noise"] = np.inf
+    frame.to_csv(tmp_path / "inf.csv", index=False)
+    status, _, err = run_cli(capsys, "select", tmp_path / "inf.csv", "-t", "price")
+    assert status == 1
+    assert "column 'noise' holds 1 infinite value(s)" in err
+    assert "in data row 4" in err and "--drop noise" in err and "X." not in err
+
+
+def test_out_data_keeps_the_files_column_order(capsys, houses, tmp_path):
+    data_csv = tmp_path / "kept.csv"
+    status, _, _ = run_cli(
+        capsys, "select", houses, "-t", "price", "--drop", "city", *FAST,
+        "--alpha", "none", "--threshold=-inf", "--out-data", data_csv, "-q",
+    )  # fmt: skip
+    assert status == 0
+    assert list(pd.read_csv(data_csv).columns) == ["size", "rooms", "noise", "price"]
+
+
 def test_usage_errors_exit_2(capsys, houses):
     with pytest.raises(SystemExit) as exc:
         main(["select", str(houses), "-t", "price", "--threshold", "foo"])
@@ -385,7 +437,8 @@ def test_missing_optional_package(
     assert status == 1
     assert err == (
         f"skl-treeinner: error: {purpose} needs {module}, which is not "
-        f'installed: pip install "skl-treeinner[{extra}]"\n'
+        f'installed: pip install {module} (or the "{extra}" extra: python -m '
+        f'pip install ".[{extra}]" in a clone of skl-treeinner)\n'
     )
 
 

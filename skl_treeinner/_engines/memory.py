@@ -33,6 +33,7 @@ from .._scoring import (
 from .._validation import (
     check_fit_input,
     check_prefit,
+    check_target_scale,
     check_target_suits_estimator,
     is_pandas_df,
     is_polars_df,
@@ -103,6 +104,13 @@ class InMemory(Engine):
         if plan.estimator is None and classifier:
             warn_many_integer_classes(y)
         y_fit = check_target_suits_estimator(y, classifier, final)
+        if not classifier and not selector.prefit:
+            check_target_scale(
+                y_fit,
+                weight,
+                reader_class(final).max_target_spread,
+                type(final).__name__,
+            )
         groups = plan.groups
         _splits.check_groups(groups, y.shape[0])
 

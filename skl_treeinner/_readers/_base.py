@@ -18,6 +18,7 @@ from .._validation import (
     check_no_infinity,
     check_sample_weight,
     check_target_values,
+    check_unique_columns,
 )
 from ..exceptions import RoutingError
 
@@ -97,6 +98,25 @@ def feature_names_of(X) -> list[str] | None:
     return [" ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in columns]
 
 
+def polars_as_pandas(X):
+    """Return a polars frame as pandas (categories kept); any other X unchanged.
+
+    For the libraries that read a polars frame through Arrow and abort the
+    process on its dictionary-encoded (Categorical, Enum) columns: LightGBM
+    ("Unsupported Arrow type: dictionary") and CatBoost. Needs pandas and
+    pyarrow, the ``polars`` extra's.
+    """
+    if not type(X).__module__.startswith("polars"):
+        return X
+    try:
+        return X.to_pandas()
+    except ModuleNotFoundError as e:
+        raise ImportError(
+            f"This booster is given polars frames as pandas, which needs {e.name}: "
+            "pip install pandas pyarrow."
+        ) from e
+
+
 def n_rows(X) -> int:
     """Return the number of rows of any supported X."""
     num_row = getattr(X, "num_row", None)  # xgboost.DMatrix
@@ -148,6 +168,9 @@ class ModelReader:
     accepts_infinity: bool = True
     #: Whether the booster takes text columns of a data frame as categories.
     accepts_text_columns: bool = False
+    #: Largest spread of a numeric target, sum_i w_i |y_i - mean(y)|, the
+    #: booster fits without overflowing (None: no limit known).
+    max_target_spread: float | None = None
     #: Training settings that break Prop. 3 (each a short phrase); warned about.
     lost_identities: tuple[str, ...] | list[str] = ()
     #: The estimator's parameter for its thread count (None: it has none).
@@ -222,6 +245,7 @@ class ModelReader:
         Rows
             ``(X, n, y, sample_weight)``, ``y`` is ``None`` when not passed.
         """
+        check_unique_columns(X)
         X = self.prepare_X(X)
         n = n_rows(X)
         if not self.accepts_infinity:
@@ -328,6 +352,14 @@ class ModelReader:
         leaves, own = self.apply_with_margin(X, check_rows)
         if check_rows.size == 0:
             return leaves
+        if not np.isfinite(own).all():
+            raise ValueError(
+                f"{self.describe()} predicts non-finite raw margins for "
+                f"{int((~np.isfinite(own)).any(axis=1).sum())} of {own.shape[0]} "
+                "checked rows: it overflowed or diverged while fitting, and no "
+                "score can be read from it. Rescale the target (or the features "
+                "beyond float32's range) and refit."
+            )
         bad = self._misrouted(leaves[check_rows], own)
         if bad == 0:
             return leaves

@@ -49,7 +49,7 @@ from .. import _objectives as obj
 from .._ensemble import TreeEnsemble, node_values_from_leaves, subtree_sums
 from .._kernels import global_leaves
 from .._optional import import_optional
-from ._base import ModelReader, feature_names_of, n_rows
+from ._base import ModelReader, feature_names_of, n_rows, polars_as_pandas
 
 __all__ = ["CatBoostReader"]
 
@@ -216,6 +216,15 @@ class CatBoostReader(ModelReader):
                 f"CatBoost grow_policy={policy!r} is not supported: only symmetric "
                 "trees are read. Use grow_policy='SymmetricTree' (the default)."
             )
+        for kind in ("text_features", "embedding_features"):
+            if params.get(kind):
+                raise ValueError(
+                    f"CatBoost {kind}={params[kind]!r} cannot be read: CatBoost "
+                    "exports models with text or embedding features only in its "
+                    "binary format, not the JSON the reader reads trees from. "
+                    f"Leave {kind} out and declare such a column in cat_features "
+                    "(CatBoost then splits on it as a category), or drop it."
+                )
         weights = params.get("class_weights")
         if params.get("class_names") is not None or isinstance(weights, dict):
             raise ValueError(
@@ -230,8 +239,7 @@ class CatBoostReader(ModelReader):
         columns = feature_names_of(X)
         if columns is None:
             return
-        if type(X).__module__.startswith("polars"):
-            X = X.to_pandas()
+        X = polars_as_pandas(X)
         positions = []
         for j, (name, column) in enumerate(zip(columns, X.columns, strict=True)):
             dtype = X[column].dtype
@@ -251,9 +259,7 @@ class CatBoostReader(ModelReader):
     @classmethod
     def fit_input(cls, X):
         """CatBoost crashes on polars categorical columns: fit on pandas."""
-        if type(X).__module__.startswith("polars"):
-            return X.to_pandas()
-        return X
+        return polars_as_pandas(X)
 
     @classmethod
     def threads_change_results(cls, estimator):  # noqa: D102
@@ -439,9 +445,7 @@ class CatBoostReader(ModelReader):
 
     # -- routing -----------------------------------------------------------------
     def _data(self, X):
-        if type(X).__module__.startswith("polars"):
-            return X.to_pandas()
-        return X
+        return polars_as_pandas(X)
 
     def _column_names(self, X) -> list[str] | None:
         return feature_names_of(X)

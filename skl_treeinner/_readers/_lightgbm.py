@@ -45,7 +45,7 @@ from .. import _objectives as obj
 from .._ensemble import TreeEnsemble, node_values_from_leaves, subtree_sums
 from .._kernels import global_leaves
 from .._optional import import_optional
-from ._base import ModelReader, feature_names_of, n_rows
+from ._base import ModelReader, feature_names_of, n_rows, polars_as_pandas
 
 __all__ = ["LightGBMReader"]
 
@@ -250,6 +250,11 @@ class LightGBMReader(ModelReader):
         "early_stopping",
         "n_iter_no_change",
     )
+
+    @classmethod
+    def fit_input(cls, X):
+        """Fit on pandas: LightGBM aborts on polars categorical (Arrow) columns."""
+        return polars_as_pandas(X)
 
     @classmethod
     def threads_change_results(cls, estimator):  # noqa: D102
@@ -528,9 +533,7 @@ class LightGBMReader(ModelReader):
         return None if names is None else [n.replace(" ", "_") for n in names]
 
     def _data(self, X):
-        if type(X).__module__.startswith("polars"):
-            return X.to_pandas()  # keeps categorical columns (needs pyarrow)
-        return X
+        return polars_as_pandas(X)
 
     def apply(self, X) -> np.ndarray:  # noqa: D102
         leaves = self.booster.predict(

@@ -1,0 +1,152 @@
+"""Bad input and faults (issue 28): a clear error before any fit, or a correct result.
+
+Each test names the case of the issue it pins. "Before any fit" is checked by
+counting the booster's ``fit`` calls.
+"""
+
+import numpy as np
+import pytest
+import xgboost as xgb
+
+from skl_treeinner import TreeInnerSelector, tree_inner
+
+
+@pytest.fixture
+def fits(monkeypatch):
+    """Count XGBoost fits (the refusals must come before the first)."""
+    calls = []
+    original = xgb.XGBRegressor.fit
+
+    def fit(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(xgb.XGBRegressor, "fit", fit)
+    return calls
+
+
+def _data(n=300, p=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    return X, X[:, 0] + rng.normal(size=n)
+
+
+def _small():
+    return xgb.XGBRegressor(n_estimators=10, max_depth=2, n_jobs=1)
+
+
+# 1. polars categorical columns with LightGBM aborted the process.
+def test_polars_categorical_columns_with_lightgbm_work():
+    pl = pytest.importorskip("polars")
+    pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _data()
+    frame = pl.DataFrame({f"x{j}": X[:, j] for j in range(4)}).with_columns(
+        pl.Series("colour", np.array(["r", "g", "b"])[np.arange(300) % 3]).cast(
+            pl.Categorical
+        ),
+        pl.Series("size", np.array(["s", "m"])[np.arange(300) % 2]).cast(
+            pl.Enum(["s", "m"])
+        ),
+    )
+    sel = TreeInnerSelector(
+        lgb.LGBMRegressor(n_estimators=10, verbose=-1), cv=2, random_state=0
+    ).fit(frame, y)
+    assert np.isfinite(sel.scores_).all() and sel.get_support()[0]
+
+
+# 2. Values beyond float32's range reached XGBoost's C++ error.
+@pytest.mark.parametrize("value", [1e308, 4e38, -np.inf])
+def test_values_beyond_float32_are_refused_before_any_fit(fits, value):
+    X, y = _data()
+    X[7, 2] = value
+    with pytest.raises(ValueError, match=r"column 2 .*first at row 7"):
+        TreeInnerSelector(_small()).fit(X, y)
+    assert not fits
+    model = _small().fit(*_data())
+    with pytest.raises(ValueError, match="beyond float32's range"):
+        tree_inner(model, X, y)
+
+
+def test_values_within_float32_pass():
+    X, y = _data()
+    X[7, 2] = 3e38  # below float32's largest, 3.4e38
+    TreeInnerSelector(_small(), cv=2).fit(X, y)
+
+
+# 3. Duplicate column names raised AttributeError from our own code.
+def test_repeated_column_names_are_refused_by_name(fits):
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=["a", "b", "a", "c"])
+    with pytest.raises(ValueError, match=r"repeated column names \['a'\]"):
+        TreeInnerSelector(_small()).fit(frame, y)
+    assert not fits
+    model = _small().fit(X, y)
+    with pytest.raises(ValueError, match="repeated column names"):
+        tree_inner(model, frame, y)
+
+
+# 4. CatBoost text features failed after the first fit, exporting the model.
+def test_catboost_text_features_are_refused_before_any_fit():
+    pd = pytest.importorskip("pandas")
+    cb = pytest.importorskip("catboost")
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["note"] = np.array(["good day", "bad day", "so so"])[np.arange(300) % 3]
+    est = cb.CatBoostRegressor(iterations=5, verbose=0, text_features=["note"])
+    with pytest.raises(ValueError, match="text_features=.*cat_features"):
+        TreeInnerSelector(est, cv=2).fit(frame, y)
+    assert not est.is_fitted()
+
+
+# 6. Huge targets: XGBoost's float32 gains overflow and it fits noise.
+@pytest.mark.parametrize("scale", [1e19, 1e30])
+def test_targets_beyond_xgboosts_float32_are_refused_before_any_fit(fits, scale):
+    X, y = _data()
+    with pytest.raises(ValueError, match=r"y is too large for XGBRegressor.*y / 1e"):
+        TreeInnerSelector(_small()).fit(X, y * scale)
+    assert not fits
+
+
+def test_large_targets_within_the_limit_pass_and_match_rescaled_ones():
+    X, y = _data()
+    big = TreeInnerSelector(_small(), cv=2, random_state=0).fit(X, y * 1e12)
+    small = TreeInnerSelector(_small(), cv=2, random_state=0).fit(X, y)
+    np.testing.assert_allclose(big.pvalues_, small.pvalues_, rtol=1e-3, atol=1e-6)
+
+
+def test_a_model_with_non_finite_margins_is_refused(monkeypatch):
+    # A booster that overflowed predicts inf or NaN; its leaves cannot be
+    # checked against such margins, and nothing may be read from them.
+    from skl_treeinner._readers._xgboost import XGBoostReader
+
+    X, y = _data()
+    model = _small().fit(X, y)
+    original = XGBoostReader.raw_margin
+
+    def overflowed(self, rows):
+        margin = np.array(original(self, rows), dtype=np.float64)
+        margin[::7] = np.inf
+        return margin
+
+    monkeypatch.setattr(XGBoostReader, "raw_margin", overflowed)
+    with pytest.raises(ValueError, match="non-finite raw margins for 43 of 300"):
+        tree_inner(model, X, y)
+
+
+# 12. A cut-off that cannot apply was refused only after the cross-fit.
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"max_features": 10}, "max_features=10 is larger than the 4 features"),
+        ({"threshold": "banana"}, "threshold='banana' is not understood"),
+        ({"threshold": "x*mean"}, "the scale 'x' is not a number"),
+    ],
+)
+def test_a_cutoff_that_cannot_apply_is_refused_before_any_fit(fits, params, message):
+    X, y = _data()
+    with pytest.raises(ValueError, match=message):
+        TreeInnerSelector(_small(), **params).fit(X, y)
+    assert not fits
