@@ -159,12 +159,15 @@ def check_fit_input(estimator, X, y, sample_weight, *, reader=None):
     check_unique_columns(X)
     if reader is not None and not reader.accepts_infinity:
         check_no_infinity(X)
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2 and 0 in shape:
+        what = "sample(s)" if shape[0] == 0 else "feature(s)"
+        raise ValueError(
+            f"X has shape {tuple(shape)}: found array with 0 {what} "
+            f"(shape={tuple(shape)}) while a minimum of 1 is required. "
+            "TreeInnerSelector needs rows and features to score."
+        )
     if is_pandas_df(X) or is_polars_df(X):
-        if X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(
-                f"X has shape {X.shape}; TreeInnerSelector needs rows and "
-                "features to score."
-            )
         if reader is not None:
             check_frame_columns(X, text=reader.accepts_text_columns)
         validate_data(estimator, X, skip_check_array=True, reset=True)
@@ -177,6 +180,8 @@ def check_fit_input(estimator, X, y, sample_weight, *, reader=None):
             ensure_all_finite="allow-nan",
             reset=True,
         )
+        if getattr(X, "dtype", None) is not None and X.dtype.kind == "O":
+            check_object_array(X)
     y = column_or_1d(y, warn=True)
     check_consistent_length(X, y)
     if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
@@ -201,6 +206,34 @@ def check_fit_input(estimator, X, y, sample_weight, *, reader=None):
             stacklevel=5,
         )
     return X, y, weight
+
+
+def check_object_array(X) -> None:
+    """Refuse an object array whose cells are not all numbers, naming the first.
+
+    A numpy array of objects reaches the booster as it is, and the booster
+    fails inside ``fit`` converting it ("could not convert string to float",
+    a ``Timestamp``, ``pd.NA``). A data frame keeps each column's type
+    (categories, dates) and is refused or passed by column instead.
+    """
+    for j in range(X.shape[1]):
+        column = X[:, j]
+        try:
+            column.astype(np.float64)
+            continue
+        except (TypeError, ValueError):
+            pass
+        for i, value in enumerate(column):
+            try:
+                float(value)
+            except (TypeError, ValueError) as e:
+                # TypeError for what is no number at all, as float() says.
+                raise type(e)(
+                    f"X is an array of objects, and column {j} holds {value!r} "
+                    f"(row {i}, counted from 0), which is not a number ({e}). "
+                    "Pass numbers (np.nan for missing values), or a pandas or "
+                    "polars frame whose text columns are categories."
+                ) from None
 
 
 def check_target_suits_estimator(y, classifier: bool, final):

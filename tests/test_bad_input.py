@@ -150,3 +150,32 @@ def test_a_cutoff_that_cannot_apply_is_refused_before_any_fit(fits, params, mess
     with pytest.raises(ValueError, match=message):
         TreeInnerSelector(_small(), **params).fit(X, y)
     assert not fits
+
+
+# Found by tests/test_fuzz_input.py: errors from inside the booster or scikit-learn.
+@pytest.mark.parametrize("cell", ["green", "pd.NA", {"a": 1}])
+def test_object_arrays_of_non_numbers_are_refused_before_any_fit(fits, cell):
+    X, y = _data()
+    X = X.astype(object)
+    X[3, 1] = pytest.importorskip("pandas").NA if cell == "pd.NA" else cell
+    # float() raises ValueError for text, TypeError for what is no number at all
+    error = ValueError if cell == "green" else TypeError
+    with pytest.raises(error, match=r"column 1 holds .* \(row 3, counted from 0\)"):
+        TreeInnerSelector(_small()).fit(X, y)
+    assert not fits
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (20, 0)])
+def test_empty_x_gets_our_message(shape):
+    with pytest.raises(ValueError, match=rf"X has shape \({shape[0]}, {shape[1]}\)"):
+        TreeInnerSelector(_small()).fit(np.empty(shape), np.zeros(shape[0]))
+
+
+def test_categorical_columns_without_enable_categorical_are_refused_first(fits):
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["colour"] = pd.Categorical(np.array(["r", "g"])[np.arange(300) % 2])
+    with pytest.raises(ValueError, match="'colour' of X is categorical.*enable_categ"):
+        TreeInnerSelector(_small()).fit(frame, y)
+    assert not fits

@@ -422,7 +422,7 @@ def test_cardinality_frame_is_accepted_as_categorical_by_the_boosters():
 
 def test_cardinality_as_frame_without_pandas(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
-    with pytest.raises(ImportError, match=r"skl-treeinner\[pandas\]"):
+    with pytest.raises(ImportError, match=r'pip install pandas \(or the "pandas"'):
         make_cardinality_simulation(n_samples=10, as_frame=True)
 
 

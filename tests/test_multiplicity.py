@@ -201,8 +201,8 @@ def test_plot_scores_names_the_rule():
     selector = TreeInnerSelector(_small(), cv=2, control="expected_false").fit(X, y)
     legend = [t.get_text() for t in plot_scores(selector).get_legend().get_texts()]
     assert legend[0] == (
-        f"selected ({selector.support_.sum()}): p < 0.025 = min(0.05, 1/40): at "
-        "most 1 false pick expected"
+        f"selected ({selector.support_.sum()}):\np < 0.025 = min(0.05, 1/40): at "
+        "most 1 false pick expected and score > threshold"
     )
     # pvalues=True writes the adjusted p-value the selection used beside each bar
     from skl_treeinner._report import format_pvalue
@@ -217,9 +217,10 @@ def test_plot_scores_names_the_rule():
         min(1.0, 40 * 0.05 * selector.pvalues_[best[-1]])
     )
     # Where the rule changes nothing (40 features at 0.01), the legend says
-    # nothing more than the per-feature rule's, and the values are plain p.
+    # the per-feature rule, and the values are plain p.
     selector.set_params(alpha=0.01)
     ax = plot_scores(selector, pvalues=True)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend[0] == f"selected ({selector.support_.sum()})"
+    k = selector.support_.sum()
+    assert legend[0] == f"selected ({k}):\np < 0.01 and score > threshold"
     assert all(t.get_text().startswith("p ") for t in ax.texts)

@@ -113,7 +113,7 @@ def test_inf_in_x_is_one_line_naming_the_column():
     frame = pd.DataFrame(X.copy(), columns=list("abcd"))  # pandas < 3 shares X
     frame.loc[7, "c"] = np.inf
     with pytest.raises(
-        ValueError, match=r"infinite values in column 'c' \(first at row 7\)"
+        ValueError, match=r"in column 'c' \(first at row 7, counted from 0\)"
     ):
         TreeInnerSelector(random_state=0).fit(frame, y)
     model = xgb.XGBRegressor(**small()).fit(X, y)
@@ -122,7 +122,9 @@ def test_inf_in_x_is_one_line_naming_the_column():
             call()
     Xa = X.copy()
     Xa[5, 2] = -np.inf
-    with pytest.raises(ValueError, match=r"column 2 \(first at row 5\)"):
+    with pytest.raises(
+        ValueError, match=r"column 2 \(first at row 5, counted from 0\)"
+    ):
         tree_inner(model, Xa, y)
 
 

@@ -164,6 +164,10 @@ class InMemory(Engine):
             )
             tests = [job.test for job in jobs]
             _splits.check_scoring_rows(tests, weight)
+            if final is base:  # what each split's copy is told, refused here first
+                reader_class(final).prepare_estimator(
+                    _crossfit.clone_estimator(base), cross_fit.X
+                )
             _dependence.check_dependent_rows(
                 X,
                 y_fit,

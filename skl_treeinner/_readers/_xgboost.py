@@ -183,6 +183,31 @@ class XGBoostReader(ModelReader):
         )
 
     @classmethod
+    def prepare_estimator(cls, estimator, X) -> None:
+        """Refuse categorical columns when the booster was not told to take them.
+
+        XGBoost's own refusal comes from inside ``fit``; this one comes first,
+        with the parameter that turns it on.
+        """
+        if estimator.get_params().get("enable_categorical"):
+            return
+        dtypes = getattr(X, "dtypes", None)
+        if dtypes is None:
+            return
+        names = getattr(X, "columns", range(len(dtypes)))
+        for name, dtype in zip(names, dtypes, strict=False):
+            if str(dtype) == "category" or str(dtype).startswith(
+                ("Categorical", "Enum")
+            ):
+                raise ValueError(
+                    f"Column {str(name)!r} of X is categorical, but the "
+                    f"{type(estimator).__name__} was built without "
+                    "enable_categorical=True, so XGBoost refuses it. Pass "
+                    "enable_categorical=True (and tree_method='hist'), or encode "
+                    "the column as numbers."
+                )
+
+    @classmethod
     def threads_change_results(cls, estimator):  # noqa: D102
         return False  # measured: the same model on 1 and 2 threads (XGBoost)
 
