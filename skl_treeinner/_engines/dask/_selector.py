@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import time
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -388,6 +389,86 @@ def fit_dask(plan, default):
     }
 
 
+#: Times a split's training is tried again after a Dask worker was lost under it.
+FIT_RETRIES = 2
+#: Seconds to wait for the cluster to have its workers back before trying again.
+RECOVERY_TIMEOUT = 120
+#: What the boosters' collective communication says when a peer died.
+_LOST_PEER = (
+    "allgather failed",
+    "allreduce failed",
+    "broadcast failed",
+    "poll error",
+    "connection closed",
+    "connection reset",
+    "broken pipe",
+)
+
+
+def _lost_worker(error) -> bool:
+    """Whether ``error`` says that a worker died while the booster trained."""
+    from distributed import KilledWorker
+    from distributed.comm.core import CommClosedError
+
+    if isinstance(error, KilledWorker | CommClosedError):
+        return True
+    text = f"{type(error).__name__}: {error}".lower()
+    return "error" in type(error).__name__.lower() and any(
+        sign in text for sign in _LOST_PEER
+    )
+
+
+def _lost_peer_line(error) -> str:
+    """Return the line of ``error``'s message that says what failed."""
+    lines = [line.strip(" -") for line in str(error).splitlines()]
+    for line in lines:
+        if any(sign in line.lower() for sign in _LOST_PEER):
+            return line.split("]: ", 1)[-1][:160]
+    return (lines[0] if lines else type(error).__name__)[:160]
+
+
+def _client_of(est):
+    from distributed import default_client
+
+    return getattr(est, "client", None) or default_client()
+
+
+def _fit_with_retries(dask, base, rows, j, name, **split_kwargs):
+    """Fit split j, again (same seeds, a fresh clone) where a worker was lost.
+
+    A booster trained by several workers fails as a whole when one dies
+    (XGBoost: "Ring allgather failed"); the cluster's nannies restart it.
+    The split is fitted again on a fresh clone, once the cluster has as many
+    workers as before, at most :data:`FIT_RETRIES` times; each retry warns.
+    Everything else a fit raises is raised at once.
+    """
+    client = _client_of(base)
+    n_workers = len(client.scheduler_info().get("workers", {}))
+    for attempt in range(FIT_RETRIES + 1):
+        try:
+            return _fit_split(dask, clone(base), rows, j, **split_kwargs)
+        except Exception as e:
+            if not _lost_worker(e):
+                raise
+            reason = _lost_peer_line(e)
+            if attempt == FIT_RETRIES:
+                raise RuntimeError(
+                    f"{name}: the training of split {j + 1} failed "
+                    f"{FIT_RETRIES + 1} times because a Dask worker was lost "
+                    f"({type(e).__name__}: {reason}). Check the workers' memory "
+                    "and logs, then fit again."
+                ) from e
+            warnings.warn(
+                f"{name}: a Dask worker was lost while split {j + 1} trained "
+                f"({type(e).__name__}: {reason}); fitting it again with the same "
+                f"seeds (retry {attempt + 1} of {FIT_RETRIES}).",
+                RuntimeWarning,
+                stacklevel=6,
+            )
+            client.wait_for_workers(max(n_workers, 1), timeout=RECOVERY_TIMEOUT)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def _fit_all(dask, selector, base, rows, n_splits, **split_kwargs):
     """Fit a clone of ``base`` per split, one after the other, on the cluster."""
     name = type(selector).__name__
@@ -401,7 +482,7 @@ def _fit_all(dask, selector, base, rows, n_splits, **split_kwargs):
     )
     for j in bar:
         start = time.perf_counter()
-        estimators.append(_fit_split(dask, clone(base), rows, j, **split_kwargs))
+        estimators.append(_fit_with_retries(dask, base, rows, j, name, **split_kwargs))
         if j == 0:
             # A model the readers refuse (an objective, dart) fails here,
             # before the other splits are fitted.
