@@ -27,6 +27,7 @@ __all__ = [
     "check_no_infinity",
     "check_unique_columns",
     "check_target_scale",
+    "check_target_spread",
     "constant_columns",
     "target_is_classes",
     "warn_many_integer_classes",
@@ -275,13 +276,21 @@ def check_target_scale(y, weight, limit, name) -> None:
         return
     y = y.astype(np.float64)
     center = float(w @ y) / total
-    spread = float(w @ np.abs(y - center))
+    check_target_spread(float(w @ np.abs(y - center)), limit, name)
+
+
+def check_target_spread(spread, limit, name) -> None:
+    """Refuse a target spread ``Σ w |y - mean(y)|`` beyond ``limit`` (see above).
+
+    The Dask engine computes the spread on the cluster and calls this.
+    """
+    if limit is None:
+        return
     if not np.isfinite(spread) or spread > limit:
-        scale = np.abs(y).max()
         factor = (
             f"{10.0 ** int(np.ceil(np.log10(spread / limit)) + 3):.0e}"
             if np.isfinite(spread)
-            else f"{scale:.0e}"
+            else "a large power of ten"
         )
         raise ValueError(
             f"y is too large for {name}: its spread, the sum of |y - mean(y)| "

@@ -179,3 +179,13 @@ def test_categorical_columns_without_enable_categorical_are_refused_first(fits):
     with pytest.raises(ValueError, match="'colour' of X is categorical.*enable_categ"):
         TreeInnerSelector(_small()).fit(frame, y)
     assert not fits
+
+
+def test_a_target_too_large_for_catboost_is_refused_before_any_fit():
+    cb = pytest.importorskip("catboost")
+    X, y = _data()
+    est = cb.CatBoostRegressor(iterations=5, verbose=0)
+    with pytest.raises(ValueError, match="y is too large for CatBoostRegressor"):
+        TreeInnerSelector(est, cv=2).fit(X, y * 1e40)
+    assert not est.is_fitted()
+    TreeInnerSelector(est, cv=2).fit(X, y * 1e30)  # CatBoost fits this as it fits y

@@ -466,3 +466,16 @@ def test_a_split_that_keeps_losing_workers_says_so(client, monkeypatch):
     with pytest.raises(ValueError, match="objective not supported"):
         TreeInnerSelector(est, cv=None).fit(Xd, yd)
     assert len(calls) == 4
+
+
+def test_a_target_too_large_for_xgboost_is_refused_on_dask_too(client):
+    X, y = _data(n=300, seed=13)
+    Xd = da.from_array(X, chunks=(100, 5))
+    est = dxgb.DaskXGBRegressor(n_estimators=3)
+    with pytest.raises(ValueError, match="y is too large for DaskXGBRegressor"):
+        TreeInnerSelector(est).fit(Xd, da.from_array(y * 1e19, chunks=100))
+    w = da.from_array(np.ones(300), chunks=100)
+    with pytest.raises(ValueError, match="y is too large"):
+        TreeInnerSelector(est).fit(
+            Xd, da.from_array(y * 1e19, chunks=100), sample_weight=w
+        )

@@ -125,6 +125,10 @@ class CatBoostReader(ModelReader):
     """
 
     accepts_infinity = True
+    #: CatBoost keeps gradients in float32 somewhere: y x 1e30 (spread 1.1e33
+    #: on 1,000 rows) fitted as y did, y x 1e40 failed inside fit ("Too few
+    #: sampling units"), a residual past float32's largest value.
+    max_target_spread = float(np.finfo(np.float32).max)
     accepts_text_columns = True  # string columns named in cat_features
 
     def __init__(self, model):

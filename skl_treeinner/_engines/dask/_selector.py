@@ -46,6 +46,7 @@ from ..._dependence import MAX_CHECKED_ROWS, check_ordered_target
 from ..._plan import (
     EARLY_STOPPING_FRACTION,
     check_supported,
+    final_step,
     make_cross_fit_plan,
     resolve_estimator,
 )
@@ -56,8 +57,9 @@ from ..._readers import (
     engine_estimators,
     engine_twin_name,
     read_model,
+    reader_class,
 )
-from ..._validation import check_prefit
+from ..._validation import check_prefit, check_target_spread
 from ._codes import Rows, check_rows, class_labels, rows_of, summary
 from ._collections import (
     aligned,
@@ -202,6 +204,18 @@ def _score(dask, estimators, rows, attribution, n_features_in):
     )
 
 
+def _target_spread(dask, y, w):
+    """Σ w |y - mean(y)| of a Dask target, computed on the cluster (y only)."""
+    y = y.astype("float64")
+    if w is None:
+        center = y.mean()
+        return float(dask.compute(abs(y - center).sum())[0])
+    total, weighted = dask.compute(w.sum(), (w * y).sum())
+    if total <= 0:
+        return 0.0
+    return float(dask.compute((w * abs(y - weighted / total)).sum())[0])
+
+
 def _head(dask, y):
     """Return the first rows' targets, in memory, for the order check.
 
@@ -340,6 +354,12 @@ def fit_dask(plan, default):
         what=what,
         prefit=selector.prefit,
     )
+    if not classifier and not selector.prefit:
+        check_target_spread(
+            _target_spread(dask, y, sample_weight),
+            reader_class(final_step(base)).max_target_spread,
+            type(final_step(base)).__name__,
+        )
     check_ordered_target(
         _head(dask, y),
         classifier=classifier,
