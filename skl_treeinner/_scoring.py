@@ -33,6 +33,7 @@ __all__ = [
     "predecomp_row_terms",
     "predecomp_rows",
     "predecomp_scores",
+    "gradient_ratio",
     "has_row_noise",
     "row_noise",
     "row_terms",
@@ -328,6 +329,33 @@ def final_margins(reader, X, n):
     for start, stop, _, leaves in reader.iter_leaves(X):
         margin[start:stop] = ens.margins(leaves)[0]
     return margin
+
+
+def gradient_ratio(reader, X, n, y, w) -> float:
+    """Σ w g² at the model's margins over Σ w g² at its intercept alone, on (X, y).
+
+    On the rows a booster was fitted on, boosting with a learning rate of at
+    most 1 brings the gradients down; a ratio above 1 says the model is worse
+    there than its intercept: it diverged (a learning rate above 1, a
+    target its arithmetic overflowed). The margins are the intercept plus the
+    leaves the rows reach, added in float64 (:func:`final_margins`), so that
+    a model that could not split gives 1 to float64 rounding, not to the
+    float32 rounding of the booster's own prediction; non-finite ones give
+    ``inf``.
+    """
+    ens = reader.ensemble
+    shape = (n, ens.n_outputs)
+    final = final_margins(reader, X, n)
+    start = np.broadcast_to(ens.intercept, shape).copy()
+    weight = 1.0 if w is None else np.asarray(w, dtype=np.float64)[:, None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        fitted = float(np.sum(weight * ens.objective.gradient(final, y) ** 2))
+    intercept = float(np.sum(weight * ens.objective.gradient(start, y) ** 2))
+    if not np.isfinite(fitted):
+        return float("inf")
+    if intercept <= 0:
+        return 0.0 if fitted <= 0 else float("inf")
+    return fitted / intercept
 
 
 def has_row_noise(objective) -> bool:

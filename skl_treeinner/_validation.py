@@ -260,7 +260,7 @@ def check_target_suits_estimator(y, classifier: bool, final):
     return y
 
 
-def check_target_scale(y, weight, limit, name) -> None:
+def check_target_scale(y, weight, limit, name, max_offset=None) -> None:
     """Refuse a numeric target whose spread overflows the booster's arithmetic.
 
     ``limit`` is the reader's ``max_target_spread`` (None: no limit). The
@@ -268,7 +268,7 @@ def check_target_scale(y, weight, limit, name) -> None:
     first tree; beyond the limit the booster fits noise, and its scores
     would be read as findings.
     """
-    if limit is None or y.dtype.kind not in "iuf":
+    if (limit is None and max_offset is None) or y.dtype.kind not in "iuf":
         return
     w = np.ones(y.shape[0]) if weight is None else weight
     total = w.sum()
@@ -276,14 +276,37 @@ def check_target_scale(y, weight, limit, name) -> None:
         return
     y = y.astype(np.float64)
     center = float(w @ y) / total
-    check_target_spread(float(w @ np.abs(y - center)), limit, name)
+    spread = float(w @ np.abs(y - center))
+    check_target_spread(spread, limit, name, center, spread / total, max_offset)
 
 
-def check_target_spread(spread, limit, name) -> None:
+def check_target_spread(
+    spread, limit, name, center=0.0, deviation=None, max_offset=None
+) -> None:
     """Refuse a target spread ``Σ w |y - mean(y)|`` beyond ``limit`` (see above).
 
-    The Dask engine computes the spread on the cluster and calls this.
+    And, where the reader gives ``max_offset``, a mean ``center`` more than
+    that many times the mean absolute deviation ``deviation`` from it: a
+    float32 margin that large rounds the trees' small steps away. The Dask
+    engine computes these on the cluster and calls this.
     """
+    if (
+        max_offset is not None
+        and deviation is not None
+        and np.isfinite(center)
+        # One value (to float64 rounding) has no steps to lose.
+        and deviation > 1e-12 * abs(center)
+        and abs(center) > max_offset * deviation
+    ):
+        ratio = abs(center) / deviation
+        raise ValueError(
+            f"y's mean, {center:.6g}, is {ratio:.3g} times its mean absolute "
+            f"deviation, beyond the {max_offset:g} times that float32 margins "
+            f"hold ({name}): at that offset they round the trees' small steps "
+            "away, the model no longer adds up and its scores are wrong. "
+            "Subtract the mean (y - y.mean(): with squared error the trees do "
+            "not depend on y's offset), or rescale y."
+        )
     if limit is None:
         return
     if not np.isfinite(spread) or spread > limit:

@@ -189,3 +189,36 @@ def test_a_target_too_large_for_catboost_is_refused_before_any_fit():
         TreeInnerSelector(est, cv=2).fit(X, y * 1e40)
     assert not est.is_fitted()
     TreeInnerSelector(est, cv=2).fit(X, y * 1e30)  # CatBoost fits this as it fits y
+
+
+def test_a_diverged_booster_is_refused_not_read():
+    # learning_rate=2.5 without regularisation diverges (training gradients
+    # 2e17 times the intercept's); its held-out scores selected a noise column.
+    X, y = _data(n=1000, p=6)
+    est = xgb.XGBRegressor(
+        n_estimators=50, learning_rate=2.5, max_depth=3, reg_lambda=0
+    )
+    with pytest.raises(ValueError, match="split 1 is worse on its own training rows"):
+        TreeInnerSelector(est, random_state=0).fit(X, y)
+    ok = xgb.XGBRegressor(n_estimators=50, learning_rate=1.0, max_depth=3)
+    TreeInnerSelector(ok, random_state=0).fit(X, y)
+
+
+def test_a_target_far_from_zero_for_its_spread_is_refused_before_any_fit(fits):
+    # y = 1e6 + signal: XGBoost's float32 margins round its small leaves away,
+    # in-sample TreeInner missed total gain by 200 % and R² fell to 0.
+    X, y = _data()
+    with pytest.raises(ValueError, match=r"y's mean, 1e\+06, is .*\(y - y.mean\(\)"):
+        TreeInnerSelector(_small()).fit(X, y + 1e6)
+    assert not fits
+    TreeInnerSelector(_small(), cv=2).fit(X, y + 100.0)  # an ordinary offset
+
+
+def test_tree_inner_refuses_a_target_far_from_zero_for_its_spread():
+    # The model of such a target does not add up: tree_inner returned -1.4e6
+    # where total gain was positive, with no error.
+    X, y = _data()
+    model = _small().fit(X, y + 1e6)
+    with pytest.raises(ValueError, match="float32 margins"):
+        tree_inner(model, X, y + 1e6)
+    tree_inner(model, X[:1], y[:1] + 1e6)  # one row: no spread to judge by

@@ -197,6 +197,12 @@ class LightGBMReader(ModelReader):
     the trees its ``predict`` uses by default.
     """
 
+    #: LightGBM's scores lose the trees' small steps far from 0 too, less
+    #: than XGBoost: in-sample TreeInner against total gain (2,000 rows,
+    #: learning rate 0.05) was off by 1.5e-4 at a mean 91,000 times the mean
+    #: absolute deviation, 2 % at 9,100,000.
+    max_target_offset = 1e5
+
     def __init__(self, model):
         import lightgbm as lgb
 

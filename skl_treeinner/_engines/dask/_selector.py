@@ -205,15 +205,15 @@ def _score(dask, estimators, rows, attribution, n_features_in):
 
 
 def _target_spread(dask, y, w):
-    """Σ w |y - mean(y)| of a Dask target, computed on the cluster (y only)."""
+    """(Σ w |y - mean|, mean, Σ w) of a Dask target, on the cluster (y only)."""
     y = y.astype("float64")
-    if w is None:
-        center = y.mean()
-        return float(dask.compute(abs(y - center).sum())[0])
-    total, weighted = dask.compute(w.sum(), (w * y).sum())
+    w = y * 0 + 1 if w is None else w
+    total, weighted = (float(v) for v in dask.compute(w.sum(), (w * y).sum()))
     if total <= 0:
-        return 0.0
-    return float(dask.compute((w * abs(y - weighted / total)).sum())[0])
+        return 0.0, 0.0, total
+    center = weighted / total
+    spread = float(dask.compute((w * abs(y - center)).sum())[0])
+    return spread, center, total
 
 
 def _head(dask, y):
@@ -355,10 +355,15 @@ def fit_dask(plan, default):
         prefit=selector.prefit,
     )
     if not classifier and not selector.prefit:
+        reader = reader_class(final_step(base))
+        spread, center, total = _target_spread(dask, y, sample_weight)
         check_target_spread(
-            _target_spread(dask, y, sample_weight),
-            reader_class(final_step(base)).max_target_spread,
+            spread,
+            reader.max_target_spread,
             type(final_step(base)).__name__,
+            center,
+            spread / total if total > 0 else None,
+            reader.max_target_offset,
         )
     check_ordered_target(
         _head(dask, y),
