@@ -481,7 +481,7 @@ def _select(args) -> None:
         _notice(args, f"wrote the score table to {out}")
     if out_data is not None:
         kept = set(names)  # in the file's order, as a selector's transform keeps them
-        subset = frame[[*(c for c in features.columns if c in kept), args.target]]
+        subset = frame[[*(c for c in features.columns if str(c) in kept), args.target]]
         if out_data.suffix.lower() == ".parquet":
             subset.to_parquet(out_data, index=False)
         else:

@@ -55,6 +55,9 @@ class Objective:
     #: (:meth:`variance`; ``_scoring.row_noise``). Other classifiers' noise is
     #: computed from their finitely many labels instead.
     affine_in_target: bool = False
+    #: Whether the gradient is (mean - y) up to the weight, so that Σ g² falls
+    #: with the loss (the divergence check of ``_crossfit``).
+    gradient_is_residual: bool = False
 
     def class_probabilities(self, margin: np.ndarray) -> np.ndarray:
         """Return a classifier's probabilities of classes 0..C-1 at the margins.
@@ -151,6 +154,8 @@ def _binary(p):
 class SquaredError(Objective):
     """Squared error, L = (y - f)^2 / 2, gradient f - y."""
 
+    gradient_is_residual = True
+
     name = "squared_error"
     link = "identity"
     affine_in_target = True
@@ -215,6 +220,8 @@ class Logistic(Objective):
     exactly 1, as XGBoost does.
     """
 
+    gradient_is_residual = True
+
     name = "logistic"
     link = "logit"
     is_classifier = True
@@ -254,6 +261,8 @@ class Logistic(Objective):
 
 class Poisson(Objective):
     """Poisson deviance on the log link: gradient exp(f) - y."""
+
+    gradient_is_residual = True
 
     name = "poisson"
     link = "log"
@@ -358,6 +367,8 @@ class _MultiClass(Objective):
 class Softmax(_MultiClass):
     """Multinomial log-loss over ``n_classes`` margins: gradient p_k - 1[y = k]."""
 
+    gradient_is_residual = True
+
     name = "softmax"
     link = "softmax"
 
@@ -424,6 +435,8 @@ class OneVsRestLogistic(_MultiClass):
     s: gradient s (sigmoid(s f_k) - 1[y = k]), hessian
     s² sigmoid(s f_k)(1 - sigmoid(s f_k)).
     """
+
+    gradient_is_residual = True
 
     name = "one_vs_rest_logistic"
 

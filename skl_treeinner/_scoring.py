@@ -353,8 +353,8 @@ def gradient_ratio(reader, X, n, y, w) -> float:
     intercept = float(np.sum(weight * ens.objective.gradient(start, y) ** 2))
     if not np.isfinite(fitted):
         return float("inf")
-    if intercept <= 0:
-        return 0.0 if fitted <= 0 else float("inf")
+    if intercept <= 0:  # nothing left to fit: nothing to judge by
+        return 0.0
     return fitted / intercept
 
 

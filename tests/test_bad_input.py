@@ -214,11 +214,37 @@ def test_a_target_far_from_zero_for_its_spread_is_refused_before_any_fit(fits):
     TreeInnerSelector(_small(), cv=2).fit(X, y + 100.0)  # an ordinary offset
 
 
-def test_tree_inner_refuses_a_target_far_from_zero_for_its_spread():
-    # The model of such a target does not add up: tree_inner returned -1.4e6
-    # where total gain was positive, with no error.
+def test_the_offset_rule_spares_classifiers_and_other_links():
+    # A helper review's false refusals of the first version: class indices
+    # with the highest class the majority, a gamma regressor far from 0.
+    lgb = pytest.importorskip("lightgbm")
+    from skl_treeinner._readers._lightgbm import LightGBMReader
+    from skl_treeinner._readers._xgboost import XGBoostReader
+
+    assert XGBoostReader.target_offset_limit(xgb.XGBClassifier()) is None
+    assert LightGBMReader.target_offset_limit(lgb.LGBMClassifier()) is None
+    gamma = xgb.XGBRegressor(objective="reg:gamma", n_estimators=5, n_jobs=1)
+    assert XGBoostReader.target_offset_limit(gamma) is None
+    # the limit follows the learning rate: the leaves' size does
+    assert XGBoostReader.target_offset_limit(xgb.XGBRegressor()) == 60000.0
+    rate = xgb.XGBRegressor(learning_rate=0.1)
+    assert XGBoostReader.target_offset_limit(rate) == pytest.approx(20000.0)
+    X, y = _data(n=1000)
+    TreeInnerSelector(gamma, cv=2).fit(X, 1000 + np.abs(y))
+
+
+def test_a_well_fitted_gamma_model_is_not_called_diverged():
+    # Σ g² can rise as a gamma fit improves (g = 1 - y/μ): the divergence
+    # check keeps to losses whose gradient is (mean - y).
+    rng = np.random.default_rng(1)
+    X = (rng.random((2000, 1)) > 0.5).astype(float)
+    y = np.where(X[:, 0] > 0, 5 * rng.gamma(400, size=2000), rng.gamma(0.5, size=2000))
+    est = xgb.XGBRegressor(objective="reg:gamma", n_estimators=30, n_jobs=1)
+    TreeInnerSelector(est, cv=2, random_state=0).fit(X, y + 1e-3)
+
+
+def test_a_one_step_pipeline_is_checked_like_its_booster():
+    from sklearn.pipeline import Pipeline
+
     X, y = _data()
-    model = _small().fit(X, y + 1e6)
-    with pytest.raises(ValueError, match="float32 margins"):
-        tree_inner(model, X, y + 1e6)
-    tree_inner(model, X[:1], y[:1] + 1e6)  # one row: no spread to judge by
+    TreeInnerSelector(Pipeline([("m", _small())]), cv=2).fit(X, y)

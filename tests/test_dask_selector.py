@@ -448,6 +448,7 @@ def test_a_split_that_keeps_losing_workers_says_so(client, monkeypatch):
         )
 
     monkeypatch.setattr(_selector, "_fit_split", lost)
+    monkeypatch.setattr(_selector, "_a_worker_left", lambda *args: True)
     X, y = _data(n=300, seed=12)
     Xd, yd = da.from_array(X, chunks=(100, 5)), da.from_array(y, chunks=100)
     est = dxgb.DaskXGBRegressor(n_estimators=3)
@@ -466,6 +467,19 @@ def test_a_split_that_keeps_losing_workers_says_so(client, monkeypatch):
     with pytest.raises(ValueError, match="objective not supported"):
         TreeInnerSelector(est, cv=None).fit(Xd, yd)
     assert len(calls) == 4
+    # A peer's "Allreduce failed" while every worker stayed (one failed on
+    # its data, say) is raised at once too, as are Dask's KilledWorker.
+    monkeypatch.setattr(_selector, "_fit_split", lost)
+    monkeypatch.setattr(_selector, "_a_worker_left", lambda *args: False)
+    with pytest.raises(xgb.core.XGBoostError, match="Ring Allreduce failed"):
+        TreeInnerSelector(est, cv=None).fit(Xd, yd)
+    assert len(calls) == 5
+    from types import SimpleNamespace
+
+    from distributed import KilledWorker
+
+    worker = SimpleNamespace(address="tcp://127.0.0.1:1")
+    assert not _selector._lost_worker(KilledWorker("task", worker, 3))
 
 
 def test_a_target_too_large_for_xgboost_is_refused_on_dask_too(client):

@@ -110,7 +110,7 @@ class InMemory(Engine):
                 weight,
                 reader_class(final).max_target_spread,
                 type(final).__name__,
-                reader_class(final).max_target_offset,
+                reader_class(final).target_offset_limit(final),
             )
         groups = plan.groups
         _splits.check_groups(groups, y.shape[0])

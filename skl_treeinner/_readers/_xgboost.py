@@ -119,13 +119,6 @@ class XGBoostReader(ModelReader):
     #: rows, y scaled up, training R² 0.536 up to a spread of 1.1e19, 0.532 at
     #: 1.1e20, 0.509 at 1.1e21, 0.222 at 3.4e21 (and noise columns selected).
     max_target_spread = float(np.sqrt(np.finfo(np.float32).max))
-    #: XGBoost adds leaves to float32 margins: far from 0 their rounding
-    #: swallows small leaves. Measured on 2,000 rows, y = offset + signal
-    #: (mean absolute deviation 1.1), default booster (learning rate 0.01):
-    #: in-sample TreeInner matched total gain to 4e-6 at a mean 910 times the
-    #: deviation, 1.7e-3 at 9,100 times, 0.67 at 91,000 (R² 0.574 -> 0.479);
-    #: learning rate 0.3 reached 2 % at 910,000.
-    max_target_offset = 2000.0
 
     def __init__(self, model):
         import xgboost as xgb
@@ -188,6 +181,23 @@ class XGBoostReader(ModelReader):
         return (xgb.XGBClassifier if settings.classifier else xgb.XGBRegressor)(
             **params
         )
+
+    @classmethod
+    def target_offset_limit(cls, estimator):
+        """2,000 times the learning rate over 0.01, for squared-error regressors.
+
+        XGBoost adds leaves to float32 margins: far from 0 their rounding
+        swallows the small ones, which scale with the learning rate. Measured
+        on 2,000 rows, y = offset + signal (mean absolute deviation 1.1): at
+        learning rate 0.01, in-sample TreeInner matched total gain to 4e-6 at
+        a mean 910 times the deviation, 1.7e-3 at 9,100, 0.67 at 91,000 (R²
+        0.574 -> 0.479); at 0.3, 1.5e-4 at 91,000 and 2 % at 910,000.
+        """
+        params = estimator.get_params()  # classifiers: a logistic objective
+        if params.get("objective") not in (None, "reg:squarederror"):
+            return None
+        rate = params.get("learning_rate") or 0.3
+        return 2000.0 * rate / 0.01
 
     @classmethod
     def prepare_estimator(cls, estimator, X) -> None:

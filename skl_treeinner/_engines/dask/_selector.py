@@ -363,7 +363,7 @@ def fit_dask(plan, default):
             type(final_step(base)).__name__,
             center,
             spread / total if total > 0 else None,
-            reader.max_target_offset,
+            reader.target_offset_limit(final_step(base)),
         )
     check_ordered_target(
         _head(dask, y),
@@ -431,11 +431,14 @@ _LOST_PEER = (
 
 
 def _lost_worker(error) -> bool:
-    """Whether ``error`` says that a worker died while the booster trained."""
-    from distributed import KilledWorker
+    """Whether ``error`` says that a peer of the training went away.
+
+    Not ``KilledWorker``: Dask raises it after the task already killed
+    ``allowed-failures`` workers (memory, a crash), which a retry repeats.
+    """
     from distributed.comm.core import CommClosedError
 
-    if isinstance(error, KilledWorker | CommClosedError):
+    if isinstance(error, CommClosedError):
         return True
     text = f"{type(error).__name__}: {error}".lower()
     return "error" in type(error).__name__.lower() and any(
@@ -450,6 +453,17 @@ def _lost_peer_line(error) -> str:
         if any(sign in line.lower() for sign in _LOST_PEER):
             return line.split("]: ", 1)[-1][:160]
     return (lines[0] if lines else type(error).__name__)[:160]
+
+
+def _a_worker_left(client, workers, wait=5.0) -> bool:
+    """Whether one of ``workers`` (addresses) left, waiting ``wait`` s for the news."""
+    deadline = time.monotonic() + wait
+    while True:
+        if not workers <= set(client.scheduler_info().get("workers", {})):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
 
 
 def _client_of(est):
@@ -468,12 +482,14 @@ def _fit_with_retries(dask, base, rows, j, name, **split_kwargs):
     Everything else a fit raises is raised at once.
     """
     client = _client_of(base)
-    n_workers = len(client.scheduler_info().get("workers", {}))
     for attempt in range(FIT_RETRIES + 1):
+        workers = set(client.scheduler_info().get("workers", {}))
         try:
             return _fit_split(dask, clone(base), rows, j, **split_kwargs)
         except Exception as e:
-            if not _lost_worker(e):
+            # A peer's error on bad data reads like a lost one: retry only
+            # where a worker of the training really left the cluster.
+            if not _lost_worker(e) or not _a_worker_left(client, workers):
                 raise
             reason = _lost_peer_line(e)
             if attempt == FIT_RETRIES:
@@ -490,7 +506,7 @@ def _fit_with_retries(dask, base, rows, j, name, **split_kwargs):
                 RuntimeWarning,
                 stacklevel=6,
             )
-            client.wait_for_workers(max(n_workers, 1), timeout=RECOVERY_TIMEOUT)
+            client.wait_for_workers(max(len(workers), 1), timeout=RECOVERY_TIMEOUT)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
