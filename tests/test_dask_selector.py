@@ -426,6 +426,7 @@ def test_a_worker_killed_while_a_split_trains_is_survived(client, tmp_path):
     assert marker.exists()  # a worker was killed
     lost = [w for w in caught if "a Dask worker was lost" in str(w.message)]
     assert len(lost) == 1 and "retry 1 of 2" in str(lost[0].message)
+    assert lost[0].filename == __file__  # points at the user's fit
     assert "failed" in str(lost[0].message).lower()  # says what failed
     # Same folds; xgboost.dask's trees depend on which worker holds which
     # partition, which the restart changes: the strong features agree closely.

@@ -504,7 +504,7 @@ def _fit_with_retries(dask, base, rows, j, name, **split_kwargs):
                 f"({type(e).__name__}: {reason}); fitting it again with the same "
                 f"seeds (retry {attempt + 1} of {FIT_RETRIES}).",
                 RuntimeWarning,
-                stacklevel=6,
+                stacklevel=7,  # the user's fit
             )
             client.wait_for_workers(max(len(workers), 1), timeout=RECOVERY_TIMEOUT)
     raise AssertionError("unreachable")  # pragma: no cover
