@@ -427,6 +427,8 @@ _LOST_PEER = (
     "connection closed",
     "connection reset",
     "broken pipe",
+    # xgboost.dask before 3, when a worker's task landed on its replacement
+    "invalid worker address",
 )
 
 
