@@ -248,3 +248,16 @@ def test_a_one_step_pipeline_is_checked_like_its_booster():
 
     X, y = _data()
     TreeInnerSelector(Pipeline([("m", _small())]), cv=2).fit(X, y)
+
+
+def test_an_xgboost_classifier_with_a_base_score_near_one_is_read():
+    # A single row of class 0 among 1,500: base_score 0.9993333; XGBoost's
+    # own float32 logit differed from ours by 7e-5 and the routing check
+    # refused the honest model (RoutingError on 1,500 of 1,500 rows).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 3))
+    for minority in (0, 1):
+        y = np.full(1500, 1 - minority)
+        y[:1] = minority
+        model = xgb.XGBClassifier(n_estimators=5, max_depth=2, n_jobs=1).fit(X, y)
+        assert np.isfinite(tree_inner(model, X, y)).all()
