@@ -334,14 +334,13 @@ def check_finite_cells(X, booster: str) -> None:
     For boosters that cannot split on them (the reader's ``accepts_infinity``);
     rows are counted as the file's data rows, from 1 below the header.
     """
-    from ._validation import FLOAT32_MAX
+    from ._validation import beyond_float32
 
     for name in X.columns:
         if X[name].dtype.kind != "f":
             continue
         values = X[name].to_numpy(dtype=np.float64, na_value=np.nan)
-        with np.errstate(invalid="ignore"):
-            bad = np.flatnonzero(np.abs(values) > FLOAT32_MAX)
+        bad = np.flatnonzero(beyond_float32(values))
         if bad.size:
             raise CLIError(
                 f"column {name!r} holds {bad.size} infinite value(s) or beyond "

@@ -222,18 +222,18 @@ def check_converged(est, plan: CrossFitPlan, job: SplitJob) -> None:
     softmax, Poisson), where Σ g² falls with the loss: for gamma, g = 1 - y/μ,
     and a good fit raised it 1.4-1.6 times in a helper review's example.
     """
+    final = final_step(est)
+    reader = read_model(final)
+    if not reader.ensemble.objective.gradient_is_residual:
+        return  # Σ g² tracks the loss only where g is (mean - y)
     rows = job.train
     if rows.size > CONVERGENCE_ROWS:  # evenly spread: the ratio, not every row
         rows = rows[np.linspace(0, rows.size - 1, CONVERGENCE_ROWS).astype(np.int64)]
     X_fit = _safe_indexing(plan.X, rows)
-    final = final_step(est)
     if isinstance(est, Pipeline) and len(est.steps) > 1:
         X_fit = est[:-1].transform(X_fit)
     w_all = plan.fit_params.get(plan.weight_key)
     w_fit = None if w_all is None else np.asarray(w_all)[rows]
-    reader = read_model(final)
-    if not reader.ensemble.objective.gradient_is_residual:
-        return  # Σ g² tracks the loss only where g is (mean - y)
     X_r, n, y_r, w_r = reader.rows(X_fit, plan.y[rows], w_fit)
     ratio = gradient_ratio(reader, X_r, n, y_r, w_r)
     if ratio > DIVERGED_RATIO:

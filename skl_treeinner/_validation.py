@@ -26,6 +26,7 @@ __all__ = [
     "check_frame_columns",
     "check_no_infinity",
     "check_unique_columns",
+    "beyond_float32",
     "check_target_scale",
     "check_target_spread",
     "constant_columns",
@@ -399,7 +400,7 @@ def check_no_infinity(X) -> None:
     )
 
 
-def _beyond_float32(values):
+def beyond_float32(values):
     """Mask of ±inf and of finite values too large for float32 (NaN: False)."""
     with np.errstate(invalid="ignore"):
         return np.abs(values) > FLOAT32_MAX
@@ -409,7 +410,7 @@ def _first_infinity(X):
     """(column, row, number of columns) of the first ±inf in X, or None."""
     if hasattr(X, "tocsr") or hasattr(X, "tocoo"):  # scipy sparse
         coo = X.tocoo()
-        bad = _beyond_float32(coo.data) if coo.data.dtype.kind == "f" else None
+        bad = beyond_float32(coo.data) if coo.data.dtype.kind == "f" else None
         if bad is None or not bad.any():
             return None
         columns = np.unique(coo.col[bad])
@@ -423,7 +424,7 @@ def _first_infinity(X):
             column = X.iloc[:, j] if hasattr(X, "iloc") else X.to_series(j)
             values = _float_values(column)
             if values is not None:
-                bad = np.flatnonzero(_beyond_float32(values))
+                bad = np.flatnonzero(beyond_float32(values))
                 if bad.size:
                     hits.append((j, int(bad[0])))
         if not hits:
@@ -432,7 +433,7 @@ def _first_infinity(X):
     values = np.asarray(X)
     if values.dtype.kind != "f" or values.ndim != 2:
         return None
-    bad = _beyond_float32(values)
+    bad = beyond_float32(values)
     columns = np.flatnonzero(bad.any(axis=0))
     if columns.size == 0:
         return None

@@ -105,12 +105,13 @@ class InMemory(Engine):
             warn_many_integer_classes(y)
         y_fit = check_target_suits_estimator(y, classifier, final)
         if not classifier and not selector.prefit:
+            reader = reader_class(final)
             check_target_scale(
                 y_fit,
                 weight,
-                reader_class(final).max_target_spread,
+                reader.max_target_spread,
                 type(final).__name__,
-                reader_class(final).target_offset_limit(final),
+                reader.target_offset_limit(final),
             )
         groups = plan.groups
         _splits.check_groups(groups, y.shape[0])

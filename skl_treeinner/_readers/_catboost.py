@@ -49,6 +49,7 @@ from .. import _objectives as obj
 from .._ensemble import TreeEnsemble, node_values_from_leaves, subtree_sums
 from .._kernels import global_leaves
 from .._optional import import_optional
+from .._validation import FLOAT32_MAX
 from ._base import ModelReader, feature_names_of, n_rows, polars_as_pandas
 
 __all__ = ["CatBoostReader"]
@@ -128,7 +129,7 @@ class CatBoostReader(ModelReader):
     #: CatBoost keeps gradients in float32 somewhere: y x 1e30 (spread 1.1e33
     #: on 1,000 rows) fitted as y did, y x 1e40 failed inside fit ("Too few
     #: sampling units"), a residual past float32's largest value.
-    max_target_spread = float(np.finfo(np.float32).max)
+    max_target_spread = FLOAT32_MAX
     accepts_text_columns = True  # string columns named in cat_features
 
     def __init__(self, model):

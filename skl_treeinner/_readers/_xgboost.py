@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import _objectives as obj
 from .._ensemble import SplitRule, TreeEnsemble
+from .._validation import FLOAT32_MAX
 from . import _ubjson as ubjson
 from ._base import ModelReader, feature_names_of, n_rows
 from ._xgboost_node_values import NodeStats, leaf_settings, node_values
@@ -122,7 +123,7 @@ class XGBoostReader(ModelReader):
     #: sqrt(float32 max) ≈ 1.8e19 a node's G² overflows. Measured: 10,000
     #: rows, y scaled up, training R² 0.536 up to a spread of 1.1e19, 0.532 at
     #: 1.1e20, 0.509 at 1.1e21, 0.222 at 3.4e21 (and noise columns selected).
-    max_target_spread = float(np.sqrt(np.finfo(np.float32).max))
+    max_target_spread = float(np.sqrt(FLOAT32_MAX))
 
     def __init__(self, model):
         import xgboost as xgb

@@ -355,15 +355,16 @@ def fit_dask(plan, default):
         prefit=selector.prefit,
     )
     if not classifier and not selector.prefit:
-        reader = reader_class(final_step(base))
+        final = final_step(base)
+        reader = reader_class(final)
         spread, center, total = _target_spread(dask, y, sample_weight)
         check_target_spread(
             spread,
             reader.max_target_spread,
-            type(final_step(base)).__name__,
+            type(final).__name__,
             center,
             spread / total if total > 0 else None,
-            reader.target_offset_limit(final_step(base)),
+            reader.target_offset_limit(final),
         )
     check_ordered_target(
         _head(dask, y),
