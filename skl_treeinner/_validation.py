@@ -431,6 +431,11 @@ def _first_infinity(X):
             return None
         return hits[0][0], hits[0][1], len(hits)
     values = np.asarray(X)
+    if values.dtype.kind == "O":  # objects the booster will read as numbers
+        try:
+            values = values.astype(np.float64)
+        except (TypeError, ValueError):
+            return None  # not numbers: check_object_array says which
     if values.dtype.kind != "f" or values.ndim != 2:
         return None
     bad = beyond_float32(values)

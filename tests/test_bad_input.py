@@ -261,3 +261,14 @@ def test_an_xgboost_classifier_with_a_base_score_near_one_is_read():
         y[:1] = minority
         model = xgb.XGBClassifier(n_estimators=5, max_depth=2, n_jobs=1).fit(X, y)
         assert np.isfinite(tree_inner(model, X, y)).all()
+
+
+def test_infinity_in_an_object_array_is_refused_before_any_fit(fits):
+    # Found by tests/test_fuzz_input.py: the infinity check looked at float
+    # arrays only, and XGBoost refused an object array's inf inside fit.
+    X, y = _data()
+    X = X.astype(object)
+    X[4, 2] = np.inf
+    with pytest.raises(ValueError, match=r"column 2 .*first at row 4"):
+        TreeInnerSelector(_small()).fit(X, y)
+    assert not fits
