@@ -116,15 +116,15 @@ def _grid_run(rows, features, n_jobs):
 
 
 def _fewer_trees(trees):
-    """Shrink the default booster for ``--quick`` (the selector builds it)."""
-    import skl_treeinner._selector as selector_module
+    """Shrink the default booster for ``--quick`` (the in-memory engine builds it)."""
+    import skl_treeinner._engines.memory as engine_module
 
-    original = selector_module.default_estimator
+    original = engine_module.default_estimator
 
     def default(classifier, random_state=None):
         return original(classifier, random_state).set_params(n_estimators=trees)
 
-    selector_module.default_estimator = default
+    engine_module.default_estimator = default
 
 
 def runs(quick):

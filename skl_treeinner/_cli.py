@@ -37,6 +37,7 @@ from ._cli_data import (
     positive_int,
     prepare_features,
     read_data,
+    read_groups,
     task_of,
     write_scores,
 )
@@ -50,8 +51,9 @@ from ._cutoff import (
     parse_threshold,
     resolve_max_features,
 )
+from ._feature_groups import GROUP_TESTS
 from ._readers import DEFAULT_BOOSTER_PARAMS, LIBRARIES, reader_class
-from ._report import format_table, score_table
+from ._report import format_group_table, format_table, group_table, score_table
 from ._validation import MANY_CLASSES
 
 __all__ = ["main"]
@@ -275,6 +277,19 @@ def build_parser() -> argparse.ArgumentParser:
         "of the features such as 0.2)",
     )
     scoring.add_argument(
+        "--groups",
+        metavar="FILE",
+        help="a JSON file {name: [column, ...]} of feature groups (one-hot "
+        "dummies, lags) to score, test and keep or drop as one; the other "
+        "columns stand alone, and --max-features then counts groups",
+    )
+    scoring.add_argument(
+        "--group-test",
+        choices=sorted(GROUP_TESTS),
+        default="sum+simes",
+        help="how a group is tested (default sum+simes; see the user guide)",
+    )
+    scoring.add_argument(
         "--random-state",
         type=int,
         default=0,
@@ -420,6 +435,9 @@ def _select(args) -> None:
     y = y_col.to_numpy()
     if task == "regression":
         y = y.astype(np.float64)
+    groups = None
+    if args.groups is not None:
+        groups = read_groups(args.groups, features, args.target, args.drop)
     max_features = args.max_features
     try:
         resolve_max_features(max_features, X.shape[1])
@@ -442,6 +460,8 @@ def _select(args) -> None:
         control=args.control,
         threshold=args.threshold,
         max_features=max_features,
+        feature_groups=groups,
+        group_test=args.group_test,
         random_state=args.random_state,
         n_jobs=args.n_jobs,
         verbose=0 if args.quiet else 1 + args.verbose,
@@ -465,15 +485,30 @@ def _select(args) -> None:
         f"{args.attribution}."
     )
     adjusted = adjusts(args.control, args.alpha, X.shape[1])
-    print(format_table(table, adjusted=adjusted))
+    extra = ()
+    if groups is not None:
+        extra = [("group", {row["column"]: row["group"] for row in table})]
+    print(format_table(table, extra, adjusted=adjusted))
     names = [row["feature"] for row in table if row["selected"]]
+    n_units, units = X.shape[1], f"of {X.shape[1]} features"
+    if groups is not None:  # the cut-off acts on groups
+        rows = group_table(selector)
+        n_units = len(rows)
+        print(f"\n{n_units} groups ({args.group_test} test):")
+        print(
+            format_group_table(
+                rows, adjusted=adjusts(args.control, args.alpha, n_units)
+            )
+        )
+        kept = sum(row["selected"] for row in rows)
+        units = f"features in {kept} of {n_units} groups"
     rule = f"score > {selector.threshold_:.6g}"
     if args.alpha is not None:
-        rule = f"{describe_rule(args.control, args.alpha, X.shape[1])} and {rule}"
+        rule = f"{describe_rule(args.control, args.alpha, n_units)} and {rule}"
     if max_features is not None:
         rule += f", at most {max_features}"
     print(
-        f"\nselected {len(names)} of {X.shape[1]} features ({rule}): "
+        f"\nselected {len(names)} {units} ({rule}): "
         + (", ".join(names) if names else "none")
     )
     if out is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ._optional import import_optional
+from ._report import group_table
 from ._validation import MANY_CLASSES, target_is_classes
 
 __all__ = [
@@ -275,6 +276,41 @@ def check_columns(frame, names, path, option) -> None:
         raise CLIError(f"{option} {name!r}: no such column in {path.name}; {hint}")
 
 
+def read_groups(path: str, features, target: str, dropped) -> dict:
+    """Read ``--groups``: a JSON object ``{name: [column, ...]}`` of feature columns.
+
+    Columns are named as in the data file's header; the target, a dropped
+    column or a column the file lacks is an error naming it.
+    """
+    file = Path(path)
+    try:
+        groups = json.loads(file.read_text())
+    except FileNotFoundError:
+        raise CLIError(f"--groups {path}: no such file") from None
+    except (OSError, ValueError) as e:
+        raise CLIError(f"--groups {path}: not a JSON file ({one_line(e)})") from None
+    if not isinstance(groups, dict) or not all(
+        isinstance(cols, list) and all(isinstance(c, str) for c in cols)
+        for cols in groups.values()
+    ):
+        raise CLIError(
+            f"--groups {path}: write an object of lists of column names, such as "
+            '{"city": ["city_a", "city_b"], "lags": ["lag1", "lag2"]}'
+        )
+    columns = set(map(str, features.columns))
+    for name, cols in groups.items():
+        for col in cols:
+            if col == target:
+                raise CLIError(f"--groups: group {name!r} names the target {col!r}")
+            if col in dropped:
+                raise CLIError(
+                    f"--groups: group {name!r} names {col!r}, which --drop drops"
+                )
+            if col not in columns:
+                check_columns(features, [col], file, f"--groups group {name!r}:")
+    return groups
+
+
 def prepare_features(pd, frame, categorical: bool, booster: str):
     """Return the features, text columns as categories if asked; else refuse."""
     X = frame.copy()
@@ -444,6 +480,9 @@ def write_scores(pd, path: Path, table, selector, args, task: str) -> None:
                 for row in table
             ],
         }
+        if getattr(selector, "_feature_groups", None) is not None:
+            document["group_test"] = selector.group_test
+            document["groups"] = group_table(selector)
         path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
         return
     records = []
@@ -462,6 +501,8 @@ def write_scores(pd, path: Path, table, selector, args, task: str) -> None:
                 "selected",
             )
         }
+        if "group" in row:
+            record["group"] = row["group"]
         for i, value in enumerate(row["split_scores"], 1):
             record[f"split_{i}"] = value
         records.append(record)

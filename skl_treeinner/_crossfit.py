@@ -17,7 +17,6 @@ from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import Parallel, delayed
@@ -25,6 +24,7 @@ from sklearn.utils.validation import _check_method_params
 from threadpoolctl import threadpool_limits
 
 from . import _threads
+from ._pipeline_columns import input_columns
 from ._plan import CrossFitPlan, final_step
 from ._progress import progress, write_line
 from ._readers import read_model, reader_class
@@ -73,46 +73,6 @@ def _fit(est, plan: CrossFitPlan, job: SplitJob) -> None:
     final.fit(X_fit, y_fit, **params, **es_params)
 
 
-def _input_columns(pre, n_out, n_in, names_in):
-    """Index of the input feature behind each column the booster sees."""
-    try:
-        names_out = [str(n) for n in pre.get_feature_names_out()]
-    except (AttributeError, NotFittedError, ValueError, TypeError):
-        names_out = None
-    if names_out is None:
-        if n_out == n_in:
-            return np.arange(n_in)
-        detail = f"{n_out} columns without names"
-    else:
-        names = (
-            [str(n) for n in names_in]
-            if names_in is not None
-            else [f"x{i}" for i in range(n_in)]
-        )
-        position = {name: i for i, name in enumerate(names)}
-        index = []
-        for name in names_out:
-            if name not in position:
-                name = name.partition("__")[2]  # ColumnTransformer's prefix
-            index.append(position.get(name, -1))
-        index = np.asarray(index, dtype=np.int64)
-        if (
-            index.size == n_in
-            and index.min(initial=0) >= 0
-            and np.array_equal(np.sort(index), np.arange(n_in))
-        ):
-            return index
-        detail = f"columns {names_out[:6]}{'...' if n_out > 6 else ''}"
-    raise ValueError(
-        f"The Pipeline's steps before the booster turn the {n_in} input features "
-        f"into {detail}, which do not map one-to-one to the input features. "
-        "TreeInnerSelector scores and selects input features, so those steps must "
-        "keep one column per feature (imputers, scalers, OrdinalEncoder). Use the "
-        "booster's native categorical support instead of one-hot encoding, or "
-        "select on the transformed data."
-    )
-
-
 class Scored(NamedTuple):
     """One model's per-row terms on its held-out rows, and their target noise."""
 
@@ -123,6 +83,9 @@ class Scored(NamedTuple):
     #: (``a2v`` of shape (n_rows, n_features_in), ``resid2`` and ``var`` of
     #: shape (n_rows,)), or None.
     noise: tuple | None
+    #: The same noise of the feature groups' sums (``a2v`` of shape
+    #: (n_rows, n_groups)), or None (no groups, or no noise model).
+    group_noise: tuple | None = None
 
 
 def score_features(
@@ -134,34 +97,41 @@ def score_features(
     attribution,
     n_features_in,
     feature_names_in,
+    feature_groups=None,
     verbose=0,
 ):
     """Per-row TreeInner terms of every input feature of ``est`` on (X, y).
 
     Returns a :class:`Scored`: the per-row terms mapped back to the input
-    features and the target's noise in them (the test's floor).
+    features (a Pipeline's output columns added into the input column they
+    come from, :func:`~skl_treeinner._pipeline_columns.input_columns`) and
+    the target's noise in them (the test's floor), also of the sums of
+    ``feature_groups`` (a :class:`~skl_treeinner._feature_groups.FeatureGroups`)
+    where given.
     """
-
-    def terms(model, X):
-        reader = read_model(model)
-        X, n, y_rows, w = reader.rows(X, y, sample_weight)
-        z = row_terms(reader, X, n, y_rows, w, attribution=attribution, verbose=verbose)
-        return z, row_noise(reader, X, n, y_rows, w, attribution=attribution, terms=z)
-
+    into = pre = None
     if isinstance(est, Pipeline) and len(est.steps) > 1:
         pre, model = est[:-1], est.steps[-1][1]
-        raw, noise = terms(model, pre.transform(X))
-        columns = _input_columns(pre, raw.shape[1], n_features_in, feature_names_in)
-
-        def mapped(values):
-            out = np.zeros((values.shape[0], n_features_in))
-            out[:, columns] = values
-            return out
-
-        if noise is not None:
-            noise = (mapped(noise[0]), *noise[1:])
-        return Scored(mapped(raw), noise)
-    return Scored(*terms(final_step(est), X))
+        X = pre.transform(X)
+    else:
+        model = final_step(est)
+    reader = read_model(model)
+    X, n, y_rows, w = reader.rows(X, y, sample_weight)
+    raw = row_terms(reader, X, n, y_rows, w, attribution=attribution, verbose=verbose)
+    if pre is not None:
+        into = input_columns(pre, raw.shape[1], n_features_in, feature_names_in)
+    sums = [into]
+    if feature_groups is not None:
+        sums.append(
+            feature_groups.sums if into is None else into.then(feature_groups.sums)
+        )
+    noise = row_noise(
+        reader, X, n, y_rows, w, attribution=attribution, terms=raw, sums=sums
+    )
+    if sums == [None]:  # the columns alone: one noise, not a list
+        noise = [noise]
+    terms = raw if into is None else into(raw)
+    return Scored(terms, noise[0], noise[1] if feature_groups is not None else None)
 
 
 def clone_estimator(estimator):
@@ -272,6 +242,7 @@ def fit_and_score(plan: CrossFitPlan, job: SplitJob):
             attribution=plan.attribution,
             n_features_in=plan.n_features_in,
             feature_names_in=plan.feature_names_in,
+            feature_groups=plan.feature_groups,
             verbose=plan.verbose,
         )
     return job.index, est, scored, time.perf_counter() - start

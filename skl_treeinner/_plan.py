@@ -91,6 +91,9 @@ class CrossFitPlan:
     #: Number and names of the input features (scores are mapped back to them).
     n_features_in: int
     feature_names_in: np.ndarray | None
+    #: The feature groups (:class:`~skl_treeinner._feature_groups.FeatureGroups`)
+    #: whose sums are tested too, or ``None``.
+    feature_groups: object = None
     #: Threads per booster when splits run in parallel, else ``None``.
     threads: int | None = None
     #: Verbosity of each split's own scoring (TreeSHAP progress).
@@ -220,12 +223,22 @@ def pipeline_step_params(pipe, params, routing: bool) -> dict:
 
 
 def make_cross_fit_plan(
-    selector, base, X, y, weight, *, sample_weight, groups, fit_params
+    selector,
+    base,
+    X,
+    y,
+    weight,
+    *,
+    sample_weight,
+    groups,
+    fit_params,
+    feature_groups=None,
 ):
     """Resolve metadata routing once: the cross-fitting plan and split params.
 
     ``selector`` is the fitting TreeInnerSelector (its ``cv``, ``attribution``,
-    input features and metadata requests).
+    input features and metadata requests); ``feature_groups`` the resolved
+    groups whose sums every split also scores, or None.
     """
     routing = _routing_enabled()
     weight_key = weight_key_of(base, routing)
@@ -261,6 +274,7 @@ def make_cross_fit_plan(
         attribution=selector.attribution,
         n_features_in=selector.n_features_in_,
         feature_names_in=getattr(selector, "feature_names_in_", None),
+        feature_groups=feature_groups,
     )
     return plan, split_params
 

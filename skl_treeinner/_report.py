@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-__all__ = ["format_table", "score_table"]
+__all__ = ["format_group_table", "format_table", "group_table", "score_table"]
 
 
 def score_table(selector, names=None) -> list[dict]:
@@ -27,7 +27,8 @@ def score_table(selector, names=None) -> list[dict]:
     (``pvalues_``), ``pvalue_adjusted`` (``pvalues_adjusted_``, for the
     selector's ``control``), ``split_sd`` (the standard deviation of the split
     scores, ``None`` with one split), ``positive_splits``, ``n_splits``,
-    ``selected`` and ``split_scores`` (a list).
+    ``selected`` and ``split_scores`` (a list); with feature groups also
+    ``group``, the name of the feature's group.
 
     ``names`` defaults to ``feature_names_in_``, else ``x0``, ``x1``, ...
     """
@@ -41,6 +42,11 @@ def score_table(selector, names=None) -> list[dict]:
     sd = split.std(axis=0, ddof=1) if n_splits > 1 else None
     support = selector.support_
     adjusted = selector.pvalues_adjusted_
+    group_of = None
+    if getattr(selector, "_feature_groups", None) is not None:
+        group_of = {
+            int(j): str(name) for name, cols in selector.groups_.items() for j in cols
+        }
     rows = []
     for j in np.argsort(selector.ranking_, kind="mergesort"):
         rows.append(
@@ -59,7 +65,75 @@ def score_table(selector, names=None) -> list[dict]:
                 "split_scores": [float(v) for v in split[:, j]],
             }
         )
+        if group_of is not None:
+            rows[-1]["group"] = group_of[int(j)]
     return rows
+
+
+def group_table(selector, names=None) -> list[dict]:
+    """One dict per feature group of a selector fitted with ``feature_groups``.
+
+    Best group score first. Keys: ``rank``, ``group``, ``columns`` (the
+    members' names), ``score`` (``group_scores_``), ``score_se``
+    (``group_scores_se_``), ``pvalue`` (``group_pvalues_``, by the
+    selector's ``group_test``), ``pvalue_adjusted``
+    (``group_pvalues_adjusted_``) and ``selected``. ``names`` as in
+    :func:`score_table`.
+    """
+    if names is None:
+        fitted = getattr(selector, "feature_names_in_", None)
+        n = selector.scores_.shape[0]
+        names = fitted if fitted is not None else [f"x{j}" for j in range(n)]
+    names = [str(n) for n in names]
+    support = selector.support_
+    pvalues = selector.group_pvalues_
+    adjusted = selector.group_pvalues_adjusted_
+    scores = selector.group_scores_
+    order = np.argsort(-scores, kind="mergesort")
+    rows = []
+    for rank, g in enumerate(order, start=1):
+        group, members = list(selector.groups_.items())[g]
+        rows.append(
+            {
+                "rank": rank,
+                "group": str(group),
+                "columns": [names[j] for j in members],
+                "score": float(scores[g]),
+                "score_se": float(selector.group_scores_se_[g]),
+                "pvalue": float(pvalues[g]),
+                "pvalue_adjusted": float(adjusted[g]),
+                "selected": bool(support[members[0]]),
+            }
+        )
+    return rows
+
+
+def format_group_table(rows: list[dict], *, adjusted=False) -> str:
+    """Lay out :func:`group_table` rows as text, one line per group.
+
+    Columns: rank, group, number of columns, score, s.e., p-value (and,
+    with ``adjusted``, the p-value adjusted for the number of groups),
+    selected.
+    """
+    width = max(5, *(len(row["group"]) for row in rows))
+    score = number_format([row["score"] for row in rows])
+    spread = number_format([row["score_se"] for row in rows])
+    header = (
+        f"{'rank':>4}  {'group':<{width}}  {'cols':>4}  {'score':>11}  "
+        f"{'s.e.':>11}  {'p-value':>7}  "
+        + (f"{'adj. p':>7}  " if adjusted else "")
+        + "selected"
+    )
+    lines = [header]
+    for row in rows:
+        lines.append(
+            f"{row['rank']:>4}  {row['group']:<{width}}  {len(row['columns']):>4}  "
+            f"{score(row['score']):>11}  {spread(row['score_se']):>11}  "
+            f"{format_pvalue(row['pvalue']):>7}  "
+            + (f"{format_pvalue(row['pvalue_adjusted']):>7}  " if adjusted else "")
+            + ("yes" if row["selected"] else "-")
+        )
+    return "\n".join(lines)
 
 
 def format_pvalue(p: float) -> str:

@@ -363,7 +363,7 @@ def has_row_noise(objective) -> bool:
     return objective.affine_in_target or objective.is_classifier
 
 
-def row_noise(reader, X, n, y, w, *, attribution, terms):
+def row_noise(reader, X, n, y, w, *, attribution, terms, sums=(None,)):
     """Give the target's own noise in each row's term z_ik, given its features.
 
     Given x_i (and the model), the only chance left in z_ik is y_i's. Where the
@@ -382,6 +382,14 @@ def row_noise(reader, X, n, y, w, *, attribution, terms):
     :func:`row_terms` per label). ``terms`` are the rows' own terms
     (:func:`row_terms` at y), which the caller has computed already.
 
+    ``sums`` asks for the noise of sums of columns as well: each entry is
+    None (the columns themselves) or a
+    :class:`~skl_treeinner._feature_groups.ColumnSums` (a pipeline's output
+    columns added into its input columns, columns into feature groups). The
+    terms share the row's target, so the noise of a sum is that of the summed
+    slopes (or of the summed terms per label), not the sum of the members'
+    noise: exact, from the same one extra pass.
+
     Returns
     -------
     (a2v, resid2, var) or None
@@ -390,22 +398,39 @@ def row_noise(reader, X, n, y, w, *, attribution, terms):
         / Σ_i var_i: ``a2v = a² V``, ``resid2 = (y - μ)²``, ``var = V`` for
         affine losses, and the variance itself with ``resid2 = var = 1`` for
         the others. None for losses with neither (Huber, Fair, pseudo-Huber,
-        squared log error).
+        squared log error). With ``sums`` other than ``(None,)``: a list of
+        them, one per entry, ``a2v`` of the entry's columns.
     """
+    many = tuple(sums) != (None,)
     objective = reader.ensemble.objective
     if not has_row_noise(objective):
-        return None
+        return [None] * len(sums) if many else None
+
+    def summed(values, into):
+        return values if into is None else into(values)
+
     if objective.affine_in_target:
         y = np.asarray(y, dtype=np.float64)
         slope = row_terms(reader, X, n, y + 1.0, w, attribution=attribution) - terms
         mean = objective.mean(final_margins(reader, X, n))
         var = objective.variance(mean)
-        return slope**2 * var[:, None], (y - mean) ** 2, var
+        out = [
+            (summed(slope, into) ** 2 * var[:, None], (y - mean) ** 2, var)
+            for into in sums
+        ]
+        return out if many else out[0]
     prob = objective.class_probabilities(final_margins(reader, X, n))
-    first = second = 0.0
+    first = [0.0] * len(sums)
+    second = [0.0] * len(sums)
     for c in range(prob.shape[1]):
         label = np.full(n, c, dtype=np.asarray(y).dtype)
         z = row_terms(reader, X, n, label, w, attribution=attribution)
-        first = first + prob[:, c, None] * z**2
-        second = second + prob[:, c, None] * z
-    return np.maximum(first - second**2, 0.0), np.ones(n), np.ones(n)
+        for j, into in enumerate(sums):
+            zj = summed(z, into)
+            first[j] = first[j] + prob[:, c, None] * zj**2
+            second[j] = second[j] + prob[:, c, None] * zj
+    out = [
+        (np.maximum(a - b**2, 0.0), np.ones(n), np.ones(n))
+        for a, b in zip(first, second, strict=True)
+    ]
+    return out if many else out[0]

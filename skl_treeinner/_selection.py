@@ -19,7 +19,7 @@ from sklearn.base import TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from . import _cutoff
+from . import _cutoff, _feature_groups
 from ._engines import engine_for
 
 __all__ = ["SelectionMixin"]
@@ -33,8 +33,11 @@ class SelectionMixin:
         for name, value in fitted.items():
             setattr(self, name, value)
         self.ranking_ = _cutoff.rank(self.scores_)
+        groups = getattr(self, "_feature_groups", None)
         self.max_features_ = _cutoff.resolve_max_features(
-            self.max_features, self.n_features_in_, X
+            self.max_features,
+            self.n_features_in_ if groups is None else groups.n_groups,
+            X,
         )
         self._fitted_max_features = self.max_features
         # The cut-off is derived on demand; evaluate it once, so that a bad
@@ -45,11 +48,15 @@ class SelectionMixin:
     def threshold_(self) -> float:
         """The threshold the scores are compared with, from the current ``threshold``.
 
-        Derived from ``scores_``, so ``set_params(threshold=...)`` takes effect
-        without refitting.
+        Derived from ``scores_`` (``group_scores_`` with feature groups: a
+        ``"mean"`` is then the groups' mean score), so
+        ``set_params(threshold=...)`` takes effect without refitting.
         """
         check_is_fitted(self, "scores_")
-        return _cutoff.threshold_value(self.scores_, self.threshold)
+        scores = getattr(self, "group_scores_", None)
+        if scores is None or getattr(self, "_feature_groups", None) is None:
+            scores = self.scores_
+        return _cutoff.threshold_value(scores, self.threshold)
 
     @property
     def pvalues_adjusted_(self) -> np.ndarray:
@@ -72,17 +79,69 @@ class SelectionMixin:
             0.05 if alpha is None else alpha,
         )
 
+    def _fitted_groups(self):
+        """Return the fitted feature groups (or None); refuse ones changed since."""
+        fitted = getattr(self, "_feature_groups", None)
+        current = _feature_groups.resolve_feature_groups(
+            getattr(self, "feature_groups", None),
+            self.n_features_in_,
+            getattr(self, "feature_names_in_", None),
+        )
+        if (fitted is None) != (current is None) or (
+            fitted is not None and not fitted.same_as(current)
+        ):
+            raise NotFittedError(
+                "feature_groups was changed after fit. The group tests need the "
+                "held-out rows' per-row terms, which fit does not keep (they are "
+                "as large as X), so call fit again."
+            )
+        return fitted
+
+    @property
+    def group_pvalues_(self) -> np.ndarray:
+        """One-sided p-value of every feature group, by the current ``group_test``.
+
+        Derived from the fitted sum test and the members' own ``pvalues_``,
+        so ``set_params(group_test=...)`` takes effect without refitting. A
+        group of one column has that column's p-value. Only with
+        ``feature_groups``.
+        """
+        check_is_fitted(self, "_feature_groups")
+        groups = self._fitted_groups()
+        method = _feature_groups.check_group_test(self.group_test)
+        return _feature_groups.combined_pvalues(
+            method, groups, self._group_sum_pvalues, self.pvalues_
+        )
+
+    @property
+    def group_pvalues_adjusted_(self) -> np.ndarray:
+        """``group_pvalues_`` adjusted for the number of groups, as ``control`` asks.
+
+        A group is kept when its adjusted p-value is below ``alpha`` (and its
+        score passes ``threshold``). Only with ``feature_groups``.
+        """
+        alpha = _cutoff.check_alpha(self.alpha)
+        return _cutoff.adjusted_pvalues(
+            self.group_pvalues_,
+            _cutoff.check_control(self.control),
+            0.05 if alpha is None else alpha,
+        )
+
     @property
     def support_(self) -> np.ndarray:
         """The selected features, from the fitted statistics and the current cut-off.
 
-        Changing ``alpha``, ``control``, ``threshold`` or ``max_features``
-        with ``set_params`` re-selects without refitting; a callable
-        ``max_features`` is evaluated on the X given to ``fit``
+        Changing ``alpha``, ``control``, ``threshold``, ``max_features`` or
+        ``group_test`` with ``set_params`` re-selects without refitting; a
+        callable ``max_features`` is evaluated on the X given to ``fit``
         (``max_features_``), so changing it to another callable needs a new
-        ``fit``.
+        ``fit``, as does changing ``feature_groups``. With feature groups,
+        the cut-off acts on the groups (their scores, p-values, counts) and
+        every member of a kept group is selected.
         """
         check_is_fitted(self, "scores_")
+        groups = self._fitted_groups()
+        n_units = self.n_features_in_ if groups is None else groups.n_groups
         if callable(self.max_features):
             if self.max_features is not self._fitted_max_features:
                 raise NotFittedError(
@@ -91,15 +150,24 @@ class SelectionMixin:
                 )
             count = self.max_features_
         else:
-            count = _cutoff.resolve_max_features(self.max_features, self.n_features_in_)
+            count = _cutoff.resolve_max_features(self.max_features, n_units)
         alpha = _cutoff.check_alpha(self.alpha)
-        return _cutoff.select(
-            self.scores_,
+        if groups is None:
+            return _cutoff.select(
+                self.scores_,
+                self.threshold_,
+                count,
+                pvalues=None if alpha is None else self.pvalues_adjusted_,
+                alpha=alpha,
+            )
+        kept = _cutoff.select(
+            self.group_scores_,
             self.threshold_,
             count,
-            pvalues=None if alpha is None else self.pvalues_adjusted_,
+            pvalues=None if alpha is None else self.group_pvalues_adjusted_,
             alpha=alpha,
         )
+        return groups.expand(kept)
 
     def _get_support_mask(self):
         check_is_fitted(self, "scores_")

@@ -20,23 +20,18 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.feature_selection import SelectorMixin
-from sklearn.model_selection import check_cv
 from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
-from sklearn.utils.metadata_routing import (
-    MetadataRouter,
-    MethodMapping,
-)
 
 from . import _cutoff
 from ._engines import engine_for_any
+from ._feature_groups import GROUP_TESTS
 from ._plan import (
     EARLY_STOPPING_FRACTION,
     SelectionPlan,
-    int_splitter,
     selection_seeds,
 )
-from ._readers import default_estimator
+from ._routing import SklearnPlumbingMixin
 from ._selection import SelectionMixin
 
 __all__ = ["EARLY_STOPPING_FRACTION", "TreeInnerSelector"]
@@ -56,11 +51,20 @@ _FITTED = (
     "_fitted_max_features",
     "n_features_in_",
     "feature_names_in_",
+    "groups_",
+    "group_scores_",
+    "group_scores_se_",
+    "_group_sum_pvalues",
+    "_feature_groups",
 )
 
 
 class TreeInnerSelector(
-    SelectionMixin, SelectorMixin, MetaEstimatorMixin, BaseEstimator
+    SklearnPlumbingMixin,
+    SelectionMixin,
+    SelectorMixin,
+    MetaEstimatorMixin,
+    BaseEstimator,
 ):
     """Select features by their TreeInner score on rows the booster never saw.
 
@@ -84,9 +88,11 @@ class TreeInnerSelector(
         (HistGradientBoosting / GradientBoosting) regressor or classifier, or
         a :class:`~sklearn.pipeline.Pipeline` ending in one whose earlier steps
         keep one column per input feature (imputers, scalers, column-wise
-        encoders). It is cloned and never modified. ``None`` uses XGBoost with
-        the paper's standard hyper-parameters and half of the features per
-        tree: ``XGBClassifier`` when ``y`` holds class labels,
+        encoders) or expand one into columns of its own (``OneHotEncoder``,
+        ``SplineTransformer``, a ``ColumnTransformer`` of them): see
+        *Pipelines* in the Notes. It is cloned and never modified. ``None``
+        uses XGBoost with the paper's standard hyper-parameters and half of
+        the features per tree: ``XGBClassifier`` when ``y`` holds class labels,
         ``XGBRegressor`` otherwise, with ``n_estimators=400,
         learning_rate=0.01, max_depth=4, colsample_bytree=0.5,
         min_child_weight=1, reg_lambda=1, tree_method="hist",
@@ -167,6 +173,43 @@ class TreeInnerSelector(
         Keep at most this many of the features that pass the test and the
         threshold, the best-ranked first: an int, a fraction of the features in (0, 1]
         (at least one), or a callable on X returning an int.
+    feature_groups : dict or None, default=None
+        Families of columns to keep or drop as one (the dummies of a
+        one-hot encoded categorical, the lags of one series, a column and its
+        engineered twins): ``{name: [columns]}``, columns by name when X has
+        string column names, else (or also) by index. Every column in no
+        group is a group of its own, named by its column. Each group is
+        scored (the sum of its members' scores: TreeInner adds over
+        features, Eq. 21), tested (``group_test``) and selected as one, and
+        ``get_support()`` never splits a group. The cut-off acts on groups:
+        ``alpha`` and ``control`` on ``group_pvalues_`` over the number of
+        groups, ``threshold`` on ``group_scores_`` (``"mean"`` is the groups'
+        mean score, a callable receives ``group_scores_``), ``max_features``
+        counts groups (a fraction of the groups; a callable returns a
+        number of groups). ``scores_``, ``pvalues_`` and ``ranking_`` stay
+        per column, as without groups. A column in two groups, a column X
+        lacks or an empty group is an error before any fit. Changing it after
+        ``fit`` needs a new ``fit`` (the group sums need the held-out rows'
+        per-row terms, which are as large as X and are not kept).
+    group_test : {"sum+simes", "sum", "simes", "cauchy"}, default="sum+simes"
+        How a group of several columns is tested (H0: the group does not
+        help the model on new rows):
+
+        - ``"sum"``: the one-sided t-test of the sum of the members' per-row
+          terms, the group's own held-out score, with its standard error
+          from the same rows (and the target's noise in the sum as its floor);
+        - ``"simes"``: Simes' combination of the members' own ``pvalues_``;
+        - ``"cauchy"``: their Cauchy combination (ACAT);
+        - ``"sum+simes"`` (default): Simes' combination of the sum test's
+          and the members' Simes p-value.
+
+        Chosen by measurement (user guide, "Feature groups"; ``python
+        benchmarks/feature_groups.py``): on one-hot blocks, lags and twins of
+        2 to 50 columns, the sum test found the most relevant families (0.98)
+        but picked the most irrelevant ones (0.04), Simes and Cauchy found
+        0.85 and 0.86 (0.05 on 50-level one-hot blocks) and picked 0.02;
+        their combination found 0.98 and picked 0.02. Changing it with
+        ``set_params`` re-selects without refitting.
     prefit : bool, default=False
         Whether ``estimator`` is already fitted. Then ``fit(X, y)`` scores it on
         all the given rows, which must be rows it was not trained on
@@ -247,6 +290,22 @@ class TreeInnerSelector(
         terms and at least 10 rows long where the series allows two, whose
         sums are nearly independent when the rows depend on their neighbours
         only (the user guide's "Time series and panels").
+    groups_ : dict
+        With ``feature_groups``: ``{name: column indices}`` of every group,
+        singletons included, in the order of each group's first column.
+    group_scores_ : ndarray of shape (n_groups,)
+        With ``feature_groups``: each group's score, the sum of its members'
+        ``scores_``.
+    group_scores_se_ : ndarray of shape (n_groups,)
+        With ``feature_groups``: the standard error of ``group_scores_``,
+        from the per-unit sums of the members' terms, as ``scores_se_``.
+    group_pvalues_ : ndarray of shape (n_groups,)
+        With ``feature_groups``: the one-sided p-value of each group by
+        ``group_test`` (derived; a group of one column has that column's
+        p-value).
+    group_pvalues_adjusted_ : ndarray of shape (n_groups,)
+        ``group_pvalues_`` adjusted for the number of groups as ``control``
+        asks (derived).
     split_scores_ : ndarray of shape (n_splits, n_features)
         The score of each split, on its own held-out rows.
     ranking_ : ndarray of shape (n_features,)
@@ -322,9 +381,17 @@ class TreeInnerSelector(
     "Scaling out" page of the docs.
 
     *Pipelines.* Scores are computed for the booster's own input columns and
-    mapped back to the input features by the names the earlier steps report
-    (``get_feature_names_out``, with ``ColumnTransformer`` prefixes removed),
-    or by position when they keep the number of columns and report no names.
+    mapped back to the input features from the fitted steps' own attributes:
+    a ``OneHotEncoder``'s categories (dropped and infrequent ones included),
+    a ``SplineTransformer``'s splines, a ``ColumnTransformer``'s columns and
+    output slices, nested pipelines step by step. An input feature that a
+    step expands into several columns is scored, tested and selected as the
+    group of its columns (their per-row terms added), so
+    ``TreeInnerSelector(make_pipeline(OneHotEncoder(), XGBRegressor()))``
+    gives one score per input column. Other steps must keep one column per
+    feature (their output names place the columns, or their position when
+    they report none); a step that mixes features (``PolynomialFeatures``,
+    PCA) is refused.
 
     *Default tree method.* On the paper's simulated data (discrete features
     with at most 51 values) ``"hist"`` and ``"exact"`` gave the same mean
@@ -370,6 +437,8 @@ class TreeInnerSelector(
         "control": _cutoff.CONTROL_CONSTRAINTS,
         "threshold": _cutoff.THRESHOLD_CONSTRAINTS,
         "max_features": _cutoff.MAX_FEATURES_CONSTRAINTS,
+        "feature_groups": [dict, None],
+        "group_test": [StrOptions(set(GROUP_TESTS))],
         "prefit": ["boolean"],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -387,6 +456,8 @@ class TreeInnerSelector(
         control="expected_false",
         threshold=0.0,
         max_features=None,
+        feature_groups=None,
+        group_test="sum+simes",
         prefit=False,
         random_state=None,
         n_jobs=None,
@@ -400,6 +471,8 @@ class TreeInnerSelector(
         self.control = control
         self.threshold = threshold
         self.max_features = max_features
+        self.feature_groups = feature_groups
+        self.group_test = group_test
         self.prefit = prefit
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -496,77 +569,3 @@ class TreeInnerSelector(
             booster_seed=booster_seed,
             rng=rng,
         )
-
-    # -- scikit-learn plumbing ---------------------------------------------------
-    def get_metadata_routing(self):
-        """Routing of fit metadata to the booster and the splitter.
-
-        ``sample_weight`` is consumed by the selector itself (it weights the
-        inner product) and routed to the booster's fit when the booster
-        requests it; the default estimator requests it. ``groups`` go to the
-        ``cv`` splitter; an int ``cv`` takes them (as ``GroupKFold`` or
-        ``StratifiedGroupKFold``).
-
-        Returns
-        -------
-        routing : MetadataRouter
-            The routing information.
-
-        References
-        ----------
-        Paper 000, Eq. 21: the weights of the inner product.
-
-        Examples
-        --------
-        >>> import sklearn, xgboost as xgb
-        >>> from skl_treeinner import TreeInnerSelector
-        >>> with sklearn.config_context(enable_metadata_routing=True):
-        ...     est = xgb.XGBRegressor().set_fit_request(sample_weight=True)
-        ...     sel = TreeInnerSelector(est).set_fit_request(sample_weight=True)
-        ...     routing = sel.get_metadata_routing()
-        >>> sorted(routing.consumes("fit", ["sample_weight", "groups"]))
-        ['groups', 'sample_weight']
-        """
-        if self.estimator is None:
-            estimator = default_estimator(False).set_fit_request(sample_weight=True)
-        else:
-            estimator = self.estimator
-        router = MetadataRouter(owner=self).add_self_request(self)
-        router.add(
-            estimator=estimator,
-            method_mapping=MethodMapping().add(caller="fit", callee="fit"),
-        )
-        if self.cv is not None:
-            # An int cv takes groups when given (GroupKFold and its stratified
-            # version), so it is routed as a splitter that consumes them.
-            splitter = (
-                int_splitter(self.cv, False, grouped=True)
-                if isinstance(self.cv, Integral)
-                else check_cv(self.cv)
-            )
-            router.add(
-                splitter=splitter,
-                method_mapping=MethodMapping().add(caller="fit", callee="split"),
-            )
-        return router
-
-    def __sklearn_tags__(self):
-        """Tags: NaN and sparse input as the booster allows, y required."""
-        from sklearn.utils import get_tags
-
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        # Every supported booster takes NaN and sparse input; the default one
-        # also pandas/polars categories.
-        tags.input_tags.allow_nan = True
-        tags.input_tags.sparse = True
-        tags.input_tags.categorical = self.estimator is None
-        if self.estimator is not None:
-            try:
-                inner = get_tags(self.estimator).input_tags
-            except AttributeError:  # no scikit-learn >= 1.6 tags (XGBoost < 2.1.4)
-                return tags
-            tags.input_tags.allow_nan = inner.allow_nan
-            tags.input_tags.sparse = inner.sparse
-            tags.input_tags.categorical = inner.categorical
-        return tags

@@ -60,6 +60,7 @@ def plot_scores(
     sort=True,
     error_bars=True,
     pvalues=False,
+    by_group=None,
     selected_color="tab:blue",
     other_color="0.72",
 ):
@@ -96,6 +97,12 @@ def plot_scores(
         ``alpha``: ``pvalues_adjusted_``, labelled ``adj. p`` where
         ``control`` changes it for this many features (as the command line's
         column), else ``p``.
+    by_group : bool or None, default=None
+        One bar per feature group (``group_scores_``, ``group_scores_se_``,
+        ``group_pvalues_adjusted_``; labelled with the group's name and its
+        number of columns), as the selection decides, instead of one per
+        column. None: by group when the selector was fitted with
+        ``feature_groups``.
     selected_color, other_color : color, default="tab:blue", "0.72"
         Bar colors of the selected and of the other features.
 
@@ -151,28 +158,61 @@ def plot_scores(
     check_is_fitted(selector, _FITTED)
     check_params(
         "plot_scores",
-        {"sort": ["boolean"], "error_bars": ["boolean"], "pvalues": ["boolean"]},
-        {"sort": sort, "error_bars": error_bars, "pvalues": pvalues},
+        {
+            "sort": ["boolean"],
+            "error_bars": ["boolean"],
+            "pvalues": ["boolean"],
+            "by_group": ["boolean", None],
+        },
+        {
+            "sort": sort,
+            "error_bars": error_bars,
+            "pvalues": pvalues,
+            "by_group": by_group,
+        },
     )
     top = _check_top(top)
+    grouped = getattr(selector, "_feature_groups", None) is not None
+    if by_group is None:
+        by_group = grouped
+    elif by_group and not grouped:
+        raise ValueError(
+            "by_group=True needs a selector fitted with feature_groups; this "
+            "one scored columns only."
+        )
     plt = _pyplot()
     from matplotlib.patches import Patch
 
-    scores = np.asarray(selector.scores_, dtype=np.float64)
     support = np.asarray(selector.support_, dtype=bool)
     threshold = float(selector.threshold_)
     n_splits = np.asarray(selector.split_scores_).shape[0]
     names = getattr(selector, "feature_names_in_", None)
-    if names is None:
-        names = [f"x{j}" for j in range(scores.size)]
-    names = [str(name) for name in names]
+    if by_group:
+        members = list(selector.groups_.values())
+        scores = np.asarray(selector.group_scores_, dtype=np.float64)
+        se = np.asarray(selector.group_scores_se_, dtype=np.float64)
+        support = np.array([support[cols[0]] for cols in members], dtype=bool)
+        names = [
+            f"{name} ({len(cols)})" if len(cols) > 1 else str(name)
+            for name, cols in selector.groups_.items()
+        ]
+        adjusted_p = selector.group_pvalues_adjusted_
+        unit = "groups"
+    else:
+        scores = np.asarray(selector.scores_, dtype=np.float64)
+        se = np.asarray(selector.scores_se_, dtype=np.float64)
+        if names is None:
+            names = [f"x{j}" for j in range(scores.size)]
+        names = [str(name) for name in names]
+        adjusted_p = getattr(selector, "pvalues_adjusted_", selector.pvalues_)
+        unit = "features"
 
     by_score = np.argsort(-scores, kind="mergesort")
     shown = by_score[:top] if top is not None else by_score
     if not sort:
         shown = np.sort(shown)
     n = shown.size
-    spread = np.asarray(selector.scores_se_, dtype=np.float64) if error_bars else None
+    spread = se if error_bars else None
 
     # wider than the default: the legend stands beside the bars
     ax = _new_axes(plt, ax, height=min(1.2 + 0.24 * n, 60.0), width=8.0)
@@ -219,14 +259,16 @@ def plot_scores(
     )
     if pvalues:
         reach = scores if spread is None else scores + spread
-        _write_pvalues(ax, selector, "adj. p" if adjusted else "p", reach, shown, pos)
+        _write_pvalues(ax, adjusted_p, "adj. p" if adjusted else "p", reach, shown, pos)
     ax.set_yticks(pos, labels=[names[j] for j in shown])
     ax.set_ylim(-0.6, n - 0.4)
     splits = "1 split" if n_splits == 1 else f"sum over {n_splits} splits"
     ax.set_xlabel(f"held-out TreeInner score ({splits})")
     title = "TreeInner scores"
     if top is not None and top < scores.size:
-        title += f" (top {n} of {scores.size} features)"
+        title += f" (top {n} of {scores.size} {unit})"
+    elif by_group:
+        title += f" of {scores.size} feature groups"
     ax.set_title(title)
     # Beside the axes, so that it hides no bar and no p-value (a figure made
     # here keeps it in view with its constrained layout).
@@ -237,12 +279,11 @@ def plot_scores(
     return ax
 
 
-def _write_pvalues(ax, selector, label, reach, shown, pos):
+def _write_pvalues(ax, adjusted, label, reach, shown, pos):
     """Write each shown bar's p-value (adjusted as ``control`` asks) at its right.
 
     ``reach`` is where each bar (with its error bar) ends on the right.
     """
-    adjusted = getattr(selector, "pvalues_adjusted_", selector.pvalues_)
     right = np.maximum(reach[shown], 0.0)
     pad = 0.01 * max(float(np.max(np.abs(reach[shown]))), 1e-300)
     for x, y, j in zip(right, pos, shown, strict=True):

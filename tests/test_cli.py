@@ -481,3 +481,68 @@ def test_console_script(tmp_path):
     )  # fmt: skip
     assert out.returncode == 1
     assert out.stderr == "skl-treeinner: error: nope.csv: no such file\n"
+
+
+def test_groups_from_a_json_file(capsys, houses, tmp_path):
+    groups = tmp_path / "groups.json"
+    groups.write_text(json.dumps({"house": ["size", "rooms"]}))
+    out_json, out_csv = tmp_path / "scores.json", tmp_path / "scores.csv"
+    status, stdout, err = run_cli(
+        capsys, "select", houses, "--target", "price", "--drop", "city", *FAST,
+        "--random-state", "3", "--groups", groups, "--out", out_json, "-q",
+    )  # fmt: skip
+    assert status == 0 and err == ""
+    frame = make_frame()
+    X, y = frame[["size", "rooms", "noise"]], frame["price"].to_numpy()
+    est = xgb.XGBRegressor(
+        n_estimators=20, learning_rate=0.3, max_depth=4, colsample_bytree=0.5,
+        min_child_weight=1, reg_lambda=1.0, tree_method="hist",
+        enable_categorical=False, random_state=selection_seeds(3)[1],
+    )  # fmt: skip
+    ref = TreeInnerSelector(
+        est, cv=3, random_state=3, feature_groups={"house": ["size", "rooms"]}
+    ).fit(X, y)
+    doc = json.loads(out_json.read_text())
+    assert doc["group_test"] == "sum+simes"
+    by_name = {g["group"]: g for g in doc["groups"]}
+    assert set(by_name) == {"house", "noise"}
+    for g, name in enumerate(ref.groups_):
+        assert by_name[name]["score"] == pytest.approx(ref.group_scores_[g], rel=1e-12)
+        assert by_name[name]["pvalue"] == pytest.approx(
+            ref.group_pvalues_[g], rel=1e-12
+        )
+    assert by_name["house"]["columns"] == ["size", "rooms"]
+    assert {f["feature"]: f["group"] for f in doc["features"]}["rooms"] == "house"
+    assert "2 groups (sum+simes test):" in stdout
+    assert "features in 1 of 2 groups" in stdout
+    # The CSV has each feature's group.
+    run_cli(
+        capsys, "select", houses, "--target", "price", "--drop", "city", *FAST,
+        "--groups", groups, "--out", out_csv, "-q",
+    )  # fmt: skip
+    table = pd.read_csv(out_csv)
+    assert dict(zip(table["feature"], table["group"], strict=True))["size"] == "house"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"g": ["price"]}', "names the target 'price'"),
+        ('{"g": ["city"]}', "which --drop drops"),
+        ('{"g": ["sise"]}', "did you mean 'size'"),
+        ('["size"]', "write an object of lists of column names"),
+        ("{", "not a JSON file"),
+        ('{"a": ["size"], "b": ["size"]}', "in groups 'a' and 'b'"),
+    ],
+)
+def test_bad_groups_files_are_one_line_errors(
+    capsys, houses, tmp_path, content, message
+):
+    groups = tmp_path / "groups.json"
+    groups.write_text(content)
+    status, _, err = run_cli(
+        capsys, "select", houses, "--target", "price", "--drop", "city", *FAST,
+        "--groups", groups, "-q",
+    )  # fmt: skip
+    assert status != 0 and message in err
+    assert len(err.strip().splitlines()) == 1

@@ -494,3 +494,67 @@ def test_a_target_too_large_for_xgboost_is_refused_on_dask_too(client):
         TreeInnerSelector(est).fit(
             Xd, da.from_array(y * 1e19, chunks=100), sample_weight=w
         )
+
+
+def test_feature_groups_match_the_in_memory_statistics(client, monkeypatch):
+    # Issue 29: the group sums' score, standard error and p-value, from the
+    # partitions' moments, equal those of the held-out rows in memory.
+    from scipy import stats
+
+    X, y = _data(n=900, p=6, seed=12)
+    Xd, yd = da.from_array(X, chunks=(225, 6)), da.from_array(y, chunks=225)
+    calls = _record_fits(monkeypatch, dxgb.DaskXGBRegressor)
+    est = dxgb.DaskXGBRegressor(n_estimators=20, max_depth=3, learning_rate=0.3)
+    groups = {"pair": [1, 2], "rest": [3, 4, 5]}
+    selector = TreeInnerSelector(
+        est, cv=3, random_state=0, feature_groups=groups, group_test="sum"
+    ).fit(Xd, yd)
+    tests, terms, expected = _expected(selector, calls, X, y)
+    _assert_same(selector, tests, terms, expected)  # the columns as without groups
+    assert list(selector.groups_) == ["x0", "pair", "rest"]
+    for g, members in enumerate(selector.groups_.values()):
+        units, slope2, resid2 = np.zeros(len(y)), 0.0, 0.0
+        for fitted, test in zip(selector.estimators_, tests, strict=True):
+            booster = fitted.get_booster()
+            z = tree_inner(booster, X[test], y[test], per_sample=True)
+            up = tree_inner(booster, X[test], y[test] + 1.0, per_sample=True)
+            units[test] = z[:, members].sum(axis=1)
+            slope2 += np.sum((up - z)[:, members].sum(axis=1) ** 2)
+            margin = booster.predict(xgb.DMatrix(X[test]), output_margin=True)
+            resid2 += np.sum((y[test] - margin) ** 2)
+        m = len(y)
+        se = max(np.sqrt(m) * units.std(ddof=1), np.sqrt(slope2 * resid2 / m))
+        close = {"rel": 1e-9}
+        assert selector.group_scores_[g] == pytest.approx(units.sum(), **close)
+        assert selector.group_scores_se_[g] == pytest.approx(se, rel=1e-6)
+        p = stats.t.sf(units.sum() / se, df=m - 1)
+        assert selector.group_pvalues_[g] == pytest.approx(p, rel=1e-5)
+    # And to 1e-9 against the in-memory engine's own primitives on the same rows.
+    from skl_treeinner._feature_groups import resolve_feature_groups
+
+    fg = resolve_feature_groups(groups, 6)
+    noise = []
+    for fitted, test in zip(selector.estimators_, tests, strict=True):
+        reader = read_model(fitted)
+        rows, n, y_rows, w_rows = reader.rows(X[test], y[test], None)
+        z = tree_inner(fitted, X[test], y[test], per_sample=True)
+        noise.append(
+            row_noise(
+                reader,
+                rows,
+                n,
+                y_rows,
+                w_rows,
+                attribution="predecomp",
+                terms=z,
+                sums=[None, fg.sums],
+            )[1]
+        )
+    in_memory = one_sided_test(
+        fg.sums(pool_rows(len(y), tests, terms)), pool_noise(len(y), tests, noise)
+    )
+    close = {"rtol": 1e-9, "atol": 1e-9}
+    np.testing.assert_allclose(selector.group_scores_, in_memory.scores, **close)
+    np.testing.assert_allclose(selector.group_scores_se_, in_memory.se, **close)
+    selector.set_params(group_test="sum")
+    np.testing.assert_allclose(selector.group_pvalues_, in_memory.pvalues, **close)

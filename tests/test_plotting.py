@@ -226,3 +226,29 @@ def test_path_names_from_the_model(held_out):
     named = _booster().fit(pd.DataFrame(X, columns=cols), y)
     ax = plot_score_path(named, pd.DataFrame(X, columns=cols), y, top=2)
     assert all(c.get_label().startswith("col") for c in _curves(ax))
+
+
+def test_groups_are_drawn_one_bar_each():
+    X, y = make_data(n=450, p=6, seed=32)
+    sel = TreeInnerSelector(
+        _booster(), cv=3, random_state=0, feature_groups={"tail": [3, 4, 5]}
+    ).fit(X, y)
+    ax = plot_scores(sel, pvalues=True)
+    rows = _bars(ax)
+    assert [r[0] for r in rows][0] in {"x0", "x1", "x2", "tail (3)"}
+    assert len(rows) == 4
+    by_label = {label: width for label, width, _, _ in rows}
+    tail = list(sel.groups_).index("tail")
+    assert by_label["tail (3)"] == pytest.approx(sel.group_scores_[tail], rel=1e-12)
+    errorbar = ax.containers[1]
+    segments = errorbar.lines[2][0].get_segments()
+    half = {round(s[0][1]): (s[1][0] - s[0][0]) / 2 for s in segments}
+    pos = len(rows) - 1 - [r[0] for r in rows].index("tail (3)")
+    assert half[pos] == pytest.approx(sel.group_scores_se_[tail], rel=1e-9)
+    assert "of 4 feature groups" in ax.get_title()
+    plt.close(ax.figure)
+    columns = plot_scores(sel, by_group=False)
+    assert len(_bars(columns)) == 6
+    plain = TreeInnerSelector(_booster(), cv=3, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="fitted with feature_groups"):
+        plot_scores(plain, by_group=True)

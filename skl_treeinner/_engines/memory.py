@@ -21,6 +21,7 @@ from sklearn.utils.validation import validate_data
 
 from .. import _crossfit, _dependence, _inference, _splits
 from .._cutoff import warn_if_empty
+from .._feature_groups import group_statistics, resolve_feature_groups
 from .._plan import check_supported, make_cross_fit_plan, resolve_estimator
 from .._readers import default_estimator, reader_class
 from .._scoring import (
@@ -115,6 +116,11 @@ class InMemory(Engine):
             )
         groups = plan.groups
         _splits.check_groups(groups, y.shape[0])
+        fgroups = resolve_feature_groups(
+            selector.feature_groups,
+            selector.n_features_in_,
+            getattr(selector, "feature_names_in_", None),
+        )
 
         if selector.prefit:
             tests = [np.arange(y.shape[0])]
@@ -130,6 +136,7 @@ class InMemory(Engine):
                     attribution=selector.attribution,
                     n_features_in=selector.n_features_in_,
                     feature_names_in=getattr(selector, "feature_names_in_", None),
+                    feature_groups=fgroups,
                 )
             ]
             estimators = [fitted]
@@ -145,6 +152,7 @@ class InMemory(Engine):
                 sample_weight=plan.sample_weight,
                 groups=groups,
                 fit_params=plan.fit_params,
+                feature_groups=fgroups,
             )
             splits = _splits.make_splits(
                 X,
@@ -209,7 +217,7 @@ class InMemory(Engine):
             ),
         )
         split_scores = np.vstack([z.sum(axis=0) for z in contributions])
-        return {
+        fitted = {
             "estimators_": estimators,
             "estimator_": estimators[0],
             "split_scores_": split_scores,
@@ -219,6 +227,17 @@ class InMemory(Engine):
             "n_scored_rows_": test.n_rows,
             "test_units_": units,
         }
+        if fgroups is not None:
+            # The units' sums over each group's columns: linear, so the same
+            # rows, groups or blocks as the columns' test.
+            group_test = _inference.one_sided_test(
+                fgroups.sums(pooled),
+                _inference.pool_noise(
+                    y.shape[0], tests, [part.group_noise for part in scored], weight
+                ),
+            )
+            fitted.update(group_statistics(fgroups, group_test))
+        return fitted
 
     def transform(self, selector, X):
         """Select columns, keeping data-frame dtypes under ``set_output``.

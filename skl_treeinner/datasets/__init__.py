@@ -15,9 +15,13 @@ against the mask, as in paper 000, Sec. 4).
 - :func:`make_time_series`, :func:`make_panel`: rows that depend on each
   other (persistent series with a lagged effect; entities with several rows),
   where shuffled folds leak (the user guide's "Time series and panels").
+- :func:`make_feature_families`: columns in families (one-hot blocks, lags,
+  engineered twins) whose members are weak alone (the user guide's "Feature
+  groups").
 
 Every generator is seeded by ``random_state`` and returns ``X, y, relevant``
-(:func:`make_panel`: ``X, y, groups``).
+(:func:`make_panel`: ``X, y, groups``; :func:`make_feature_families` also
+the families, ``X, y, relevant, feature_groups``).
 """
 
 # In the order of the list above, which the API reference page follows (its
@@ -30,12 +34,14 @@ from ._simulation import make_cardinality_simulation
 from ._simulation import make_unbiased_gain_example
 from ._dependent import make_time_series
 from ._dependent import make_panel
+from ._families import make_feature_families
 
 # isort: on
 
 __all__ = [
     "load_semi_synthetic",
     "make_cardinality_simulation",
+    "make_feature_families",
     "make_panel",
     "make_paper_simulation",
     "make_semi_synthetic",

@@ -257,20 +257,29 @@ def partition_rows(reader, X, y, w, attribution):
     return row_terms(reader, X, n, y, w, attribution=attribution)
 
 
-def partition_scored(reader, X, y, w, attribution):
+def partition_scored(reader, X, y, w, attribution, feature_groups=None):
     """Score a partition: its per-row TreeInner terms and their target noise.
 
-    The rows pass ``reader.rows`` once for both.
+    The rows pass ``reader.rows`` once for both. With ``feature_groups``
+    (:class:`~skl_treeinner._feature_groups.FeatureGroups`), also the groups'
+    per-row sums and their noise: ``(z, noise, z_groups, noise_groups)``.
     """
     ens = reader.ensemble
+    sums = [None] if feature_groups is None else [None, feature_groups.sums]
     if len(X) == 0:
-        noise = None
-        if has_row_noise(ens.objective):
-            noise = (np.zeros((0, ens.n_features)), np.zeros(0), np.zeros(0))
-        return np.zeros((0, ens.n_features)), noise
+        widths = [ens.n_features] + [s.n_to for s in sums[1:]]
+        noisy = has_row_noise(ens.objective)
+        out = []
+        for width in widths:
+            noise = (np.zeros((0, width)), np.zeros(0), np.zeros(0)) if noisy else None
+            out += [np.zeros((0, width)), noise]
+        return tuple(out)
     X, n, y, w = reader.rows(X, y, w)
     z = row_terms(reader, X, n, y, w, attribution=attribution)
-    return z, row_noise(reader, X, n, y, w, attribution=attribution, terms=z)
+    noise = row_noise(reader, X, n, y, w, attribution=attribution, terms=z, sums=sums)
+    if feature_groups is None:
+        return z, noise
+    return z, noise[0], feature_groups.sums(z), noise[1]
 
 
 def shared_object(dask, reader):

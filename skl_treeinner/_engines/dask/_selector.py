@@ -43,6 +43,7 @@ from sklearn.utils.validation import validate_data
 
 from ... import _inference
 from ..._dependence import MAX_CHECKED_ROWS, check_ordered_target
+from ..._feature_groups import group_statistics, resolve_feature_groups
 from ..._plan import (
     EARLY_STOPPING_FRACTION,
     check_supported,
@@ -160,26 +161,39 @@ def _fit_split(dask, est, rows, j, *, plan_params, es_reader, weighted):
 
 
 # -- scoring -----------------------------------------------------------------------
-def _partition_moments(X, y, w, codes, readers, attribution):
-    """Per split: the :class:`Moments` of the per-row terms of its held-out rows."""
+def _partition_moments(X, y, w, codes, scoring):
+    """Per split: the :class:`Moments` of the per-row terms of its held-out rows.
+
+    ``scoring`` is ``(readers, attribution, feature_groups)``. Per split, a
+    list: the columns' moments and, with ``feature_groups``, the groups'.
+    """
+    readers, attribution, feature_groups = scoring
     fold = codes.fold
     out = []
     for j, reader in enumerate(readers):
         rows = np.flatnonzero(fold == j)  # none: moments of no rows are zeros
         w_rows = None if w is None else _safe_indexing(w, rows)
         X_rows, y_rows = _safe_indexing(X, rows), _safe_indexing(y, rows)
-        z, noise = partition_scored(reader, X_rows, y_rows, w_rows, attribution)
-        if w_rows is not None:  # rows of weight 0 are not scored (pool_rows)
-            scored = np.asarray(w_rows) != 0
-            z = z[scored]
-            if noise is not None:
-                noise = tuple(part[scored] for part in noise)
-        out.append(_inference.moments(z, noise))
+        parts = partition_scored(
+            reader, X_rows, y_rows, w_rows, attribution, feature_groups
+        )
+        sets = []
+        for z, noise in zip(parts[::2], parts[1::2], strict=True):
+            if w_rows is not None:  # rows of weight 0 are not scored (pool_rows)
+                scored = np.asarray(w_rows) != 0
+                z = z[scored]
+                if noise is not None:
+                    noise = tuple(part[scored] for part in noise)
+            sets.append(_inference.moments(z, noise))
+        out.append(sets)
     return out
 
 
 def _add_moments(*parts):
-    return [_combine_all([p[j] for p in parts]) for j in range(len(parts[0]))]
+    return [
+        [_combine_all([p[j][i] for p in parts]) for i in range(len(parts[0][j]))]
+        for j in range(len(parts[0]))
+    ]
 
 
 def _combine_all(sets):
@@ -189,8 +203,12 @@ def _combine_all(sets):
     return total
 
 
-def _score(dask, estimators, rows, attribution, n_features_in):
-    """Score every split on its held-out rows in one pass over the partitions."""
+def _score(dask, estimators, rows, attribution, n_features_in, feature_groups):
+    """Score every split on its held-out rows in one pass over the partitions.
+
+    Returns, per split, the :class:`Moments` of the columns' terms and, with
+    ``feature_groups``, of the groups' sums.
+    """
     readers = [read_model(est) for est in estimators]
     for reader in readers:
         if reader.ensemble.n_features != n_features_in:
@@ -198,10 +216,8 @@ def _score(dask, estimators, rows, attribution, n_features_in):
                 f"The booster has {reader.ensemble.n_features} features but X "
                 f"has {n_features_in}."
             )
-    shared = shared_object(dask, tuple(readers))
-    return tree_reduce(
-        dask, rows.tasks(dask, _partition_moments, shared, attribution), _add_moments
-    )
+    shared = shared_object(dask, (tuple(readers), attribution, feature_groups))
+    return tree_reduce(dask, rows.tasks(dask, _partition_moments, shared), _add_moments)
 
 
 def _target_spread(dask, y, w):
@@ -267,6 +283,11 @@ def fit_dask(plan, default):
     if not selector.prefit and isinstance(cv, Integral) and cv < 2:
         raise ValueError(f"cv={cv} must be at least 2 folds.")
     validate_data(selector, meta(X), skip_check_array=True, reset=True)
+    fgroups = resolve_feature_groups(
+        selector.feature_groups,
+        selector.n_features_in_,
+        getattr(selector, "feature_names_in_", None),
+    )
     aligned(X, y, sample_weight)  # the partitions must match before anything
     if getattr(y, "ndim", 1) != 1:
         raise ValueError(
@@ -400,19 +421,28 @@ def fit_dask(plan, default):
             weighted=booster_weighted,
         )
     per_split = _score(
-        dask, estimators, rows, selector.attribution, selector.n_features_in_
+        dask,
+        estimators,
+        rows,
+        selector.attribution,
+        selector.n_features_in_,
+        fgroups,
     )
-    test = _inference.score_test(_combine_all(per_split))
-    return {
+    test = _inference.score_test(_combine_all([sets[0] for sets in per_split]))
+    fitted = {
         "estimators_": estimators,
         "estimator_": estimators[0],
-        "split_scores_": np.vstack([m.total for m in per_split]),
+        "split_scores_": np.vstack([sets[0].total for sets in per_split]),
         "scores_": test.scores,
         "scores_se_": test.se,
         "pvalues_": test.pvalues,
         "n_scored_rows_": test.n_rows,
         "test_units_": "rows",
     }
+    if fgroups is not None:
+        group_test = _inference.score_test(_combine_all([s[1] for s in per_split]))
+        fitted.update(group_statistics(fgroups, group_test))
+    return fitted
 
 
 #: Times a split's training is tried again after a Dask worker was lost under it.
