@@ -485,6 +485,9 @@ def write_scores(pd, path: Path, table, selector, args, task: str) -> None:
             document["groups"] = group_table(selector)
         path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
         return
+    by_group = {}
+    if getattr(selector, "_feature_groups", None) is not None:
+        by_group = {row["group"]: row for row in group_table(selector)}
     records = []
     for row in table:
         record = {
@@ -501,8 +504,13 @@ def write_scores(pd, path: Path, table, selector, args, task: str) -> None:
                 "selected",
             )
         }
-        if "group" in row:
+        if "group" in row:  # the group's statistics, which the selection used
+            group = by_group[row["group"]]
             record["group"] = row["group"]
+            record["group_score"] = group["score"]
+            record["group_score_se"] = group["score_se"]
+            record["group_pvalue"] = group["pvalue"]
+            record["group_pvalue_adjusted"] = group["pvalue_adjusted"]
         for i, value in enumerate(row["split_scores"], 1):
             record[f"split_{i}"] = value
         records.append(record)

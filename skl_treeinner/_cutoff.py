@@ -229,12 +229,15 @@ def threshold_value(scores, threshold) -> float:
     return value
 
 
-def resolve_max_features(max_features, n_features: int, X=None) -> int | None:
+def resolve_max_features(
+    max_features, n_features: int, X=None, *, unit="features"
+) -> int | None:
     """Turn ``max_features`` into a count of features (``None``: no limit).
 
     A fraction keeps ``max(1, int(fraction * n_features))``; a callable is
     called on ``X`` (so it needs the fitted X) and must return an int in
-    [0, n_features].
+    [0, n_features]. ``unit`` names what is counted in messages (``"feature
+    groups"`` with feature groups).
     """
     k = max_features
     if k is None:
@@ -250,7 +253,7 @@ def resolve_max_features(max_features, n_features: int, X=None) -> int | None:
         return max(1, int(k * n_features))
     if k > n_features:
         raise ValueError(
-            f"max_features={k} is larger than the {n_features} features of X; "
+            f"max_features={k} is larger than the {n_features} {unit} of X; "
             f"pass at most {n_features}, a fraction in (0, 1], or None."
         )
     return int(k)

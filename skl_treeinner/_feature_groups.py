@@ -261,8 +261,10 @@ def resolve_feature_groups(feature_groups, n_features: int, feature_names=None):
 def simes(pvalues) -> float:
     """Simes' combination of p-values: ``min_j q · p_(j) / j``.
 
-    Valid when the p-values are independent or positively dependent (PRDS);
-    a NaN (an untested member) counts as 1.
+    Valid when the p-values are independent or positively dependent (PRDS;
+    members whose statistics are negatively correlated, like the dummies
+    of one categorical, may not be, which the calibration is measured for
+    instead: user guide, "Feature groups"); a NaN counts as 1.
 
     Examples
     --------
@@ -279,8 +281,10 @@ def cauchy_combination(pvalues) -> float:
 
     Liu and Xie (2020).
 
-    ``T = mean_j tan((0.5 - p_j) π)`` is standard Cauchy under the null for
-    any dependence of the p-values in the tail; p = 0.5 - arctan(T) / π.
+    ``T = mean_j tan((0.5 - p_j) π)`` is standard Cauchy under the null when
+    the p-values are independent, and nearly so in the tail under
+    bivariate-normal dependence of their statistics (Liu and Xie's
+    result; not under every dependence); p = 0.5 - arctan(T) / π.
     A p-value near 1 pulls T far down (its known weakness); p-values are
     clipped to [1e-300, 1 - 1e-15].
 
@@ -300,39 +304,48 @@ def cauchy_combination(pvalues) -> float:
     return float(stats.cauchy.sf(stat))
 
 
-def combined_pvalues(method: str, groups: FeatureGroups, sum_pvalues, column_pvalues):
+def combined_pvalues(
+    method: str, groups: FeatureGroups, sum_pvalues, column_pvalues, used=None
+):
     """Return every group's p-value by the group test ``method`` (:data:`GROUP_TESTS`).
 
     A group of one column gets that column's own p-value whatever the
     method (every test of one column is that column's test). Simes and
-    Cauchy combine the members that some model uses: a member no tree splits
-    on has no spread and p = 1 (``pvalues_``), carries no term into the
-    group's score, and would only dilute the combination (Cauchy's to 1);
-    which members the models use is fixed before the held-out rows are
-    scored, so leaving them out keeps the combination valid. A group whose
-    members are all unused has p = 1.
+    Cauchy combine the members in ``used`` (the columns whose terms vary,
+    ``scores_se_ > 0``; all if None): a member no tree splits on has no
+    spread, p = 1 and no term in the group's score, and would only dilute the
+    combination (Cauchy's to 1). Which members the models use is fixed before
+    the held-out rows are scored, so leaving them out keeps the combination
+    valid; a member that is used and scores badly stays in, whatever its
+    p-value. A group whose members are all unused has p = 1.
     """
     sum_pvalues = np.asarray(sum_pvalues, dtype=np.float64)
     column_pvalues = np.asarray(column_pvalues, dtype=np.float64)
+    if used is None:
+        used = np.ones(column_pvalues.size, dtype=bool)
+    used = np.asarray(used, dtype=bool)
     out = np.empty(groups.n_groups)
     for g, cols in enumerate(groups.members):
         own = column_pvalues[cols]
-        used = own[~(own >= 1.0)]  # NaN (untested) counts as used, at 1
         if cols.size == 1:
             out[g] = own[0]
         elif method == "sum":
             out[g] = sum_pvalues[g]
         elif method == "simes":
-            out[g] = simes(used) if used.size else 1.0
+            out[g] = _if_any(simes, own[used[cols]])
         elif method == "cauchy":
-            out[g] = cauchy_combination(used) if used.size else 1.0
+            out[g] = _if_any(cauchy_combination, own[used[cols]])
         elif method == "sum+simes":
-            out[g] = simes([sum_pvalues[g], simes(used) if used.size else 1.0])
+            out[g] = simes([sum_pvalues[g], _if_any(simes, own[used[cols]])])
         else:
             raise ValueError(
                 f"group_test={method!r} is not one of {sorted(GROUP_TESTS)}."
             )
     return out
+
+
+def _if_any(combine, pvalues):
+    return combine(pvalues) if pvalues.size else 1.0
 
 
 def group_statistics(groups: FeatureGroups, test) -> dict:

@@ -125,6 +125,12 @@ def _one_to_one(step, n_in, names_in):
 
 def _step_index(step, n_in, names_in):
     """For a fitted step on ``n_in`` columns: the input column of each output."""
+    seen = getattr(step, "n_features_in_", None)
+    if seen is not None and seen != n_in:
+        raise _Unmapped(
+            f"{type(step).__name__} was fitted on {seen} columns where {n_in} "
+            "reach it (a step before it changed their number without saying how)"
+        )
     if isinstance(step, OneHotEncoder):
         return _one_hot(step, n_in)
     if isinstance(step, SplineTransformer):

@@ -27,10 +27,13 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils.metadata_routing import _routing_enabled, process_routing
 
+from ._cutoff import resolve_max_features
+from ._feature_groups import resolve_feature_groups
 from ._readers import SUPPORTED_MODELS, ModelReader, reader_class
 from ._validation import target_is_classes
 
 __all__ = [
+    "resolve_groups",
     "EARLY_STOPPING_FRACTION",
     "MIN_SCORING_ROWS",
     "MIN_SPLIT_ROWS",
@@ -303,3 +306,21 @@ def int_splitter(k, classifier, *, grouped, seed=None):
     else:
         cls = StratifiedKFold if classifier else KFold
     return cls(k, shuffle=True, random_state=seed)
+
+
+def resolve_groups(selector):
+    """Return the selector's ``feature_groups`` over its fitted columns, or None.
+
+    Called by every engine once ``n_features_in_`` (and the names) are set,
+    before any fit: bad groups, and an int ``max_features`` above the number
+    of groups it then counts, fail there.
+    """
+    groups = resolve_feature_groups(
+        selector.feature_groups,
+        selector.n_features_in_,
+        getattr(selector, "feature_names_in_", None),
+    )
+    count = selector.max_features
+    if groups is not None and count is not None and not callable(count):
+        resolve_max_features(count, groups.n_groups, unit="feature groups")
+    return groups

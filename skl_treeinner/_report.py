@@ -90,9 +90,10 @@ def group_table(selector, names=None) -> list[dict]:
     adjusted = selector.group_pvalues_adjusted_
     scores = selector.group_scores_
     order = np.argsort(-scores, kind="mergesort")
+    items = list(selector.groups_.items())
     rows = []
     for rank, g in enumerate(order, start=1):
-        group, members = list(selector.groups_.items())[g]
+        group, members = items[g]
         rows.append(
             {
                 "rank": rank,

@@ -25,6 +25,12 @@ __all__ = ["SklearnPlumbingMixin"]
 class SklearnPlumbingMixin:
     """Metadata routing and tags of the selector, from its booster."""
 
+    def __setstate__(self, state):
+        """Restore a pickled selector, with defaults for parameters added since."""
+        state.setdefault("feature_groups", None)
+        state.setdefault("group_test", "sum+simes")
+        super().__setstate__(state)
+
     def get_metadata_routing(self):
         """Routing of fit metadata to the booster and the splitter.
 

@@ -38,6 +38,7 @@ class SelectionMixin:
             self.max_features,
             self.n_features_in_ if groups is None else groups.n_groups,
             X,
+            unit="features" if groups is None else "feature groups",
         )
         self._fitted_max_features = self.max_features
         # The cut-off is derived on demand; evaluate it once, so that a bad
@@ -106,11 +107,20 @@ class SelectionMixin:
         group of one column has that column's p-value. Only with
         ``feature_groups``.
         """
-        check_is_fitted(self, "_feature_groups")
+        check_is_fitted(self, "scores_")
         groups = self._fitted_groups()
+        if groups is None:
+            raise AttributeError(
+                "group_pvalues_ exists only for a selector fitted with "
+                "feature_groups; this one tested columns (pvalues_)."
+            )
         method = _feature_groups.check_group_test(self.group_test)
         return _feature_groups.combined_pvalues(
-            method, groups, self._group_sum_pvalues, self.pvalues_
+            method,
+            groups,
+            self._group_sum_pvalues,
+            self.pvalues_,
+            used=np.asarray(self.scores_se_) > 0,
         )
 
     @property
@@ -150,7 +160,11 @@ class SelectionMixin:
                 )
             count = self.max_features_
         else:
-            count = _cutoff.resolve_max_features(self.max_features, n_units)
+            count = _cutoff.resolve_max_features(
+                self.max_features,
+                n_units,
+                unit="features" if groups is None else "feature groups",
+            )
         alpha = _cutoff.check_alpha(self.alpha)
         if groups is None:
             return _cutoff.select(

@@ -520,8 +520,10 @@ def test_groups_from_a_json_file(capsys, houses, tmp_path):
         capsys, "select", houses, "--target", "price", "--drop", "city", *FAST,
         "--groups", groups, "--out", out_csv, "-q",
     )  # fmt: skip
-    table = pd.read_csv(out_csv)
-    assert dict(zip(table["feature"], table["group"], strict=True))["size"] == "house"
+    table = pd.read_csv(out_csv).set_index("feature")
+    assert table.loc["size", "group"] == "house"
+    assert table.loc["size", "group_pvalue"] == table.loc["rooms", "group_pvalue"]
+    assert table.loc["noise", "group_pvalue"] == table.loc["noise", "pvalue"]
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,9 @@ SCRIPT = ROOT / "benchmarks" / "compare_selectors.py"
 
 
 def _load_module():
+    # As when run as a script: its folder is on the path (compare_families).
+    if str(SCRIPT.parent) not in sys.path:
+        sys.path.insert(0, str(SCRIPT.parent))
     spec = importlib.util.spec_from_file_location("compare_selectors", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

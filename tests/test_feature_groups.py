@@ -232,7 +232,8 @@ def test_group_test_reselects_without_refitting_and_groups_need_a_refit():
     assert selector.estimators_ is estimators
     noise = list(selector.groups_).index("noise")
     p_members = selector.pvalues_[[3, 4, 5]]
-    p_members = p_members[p_members < 1]  # members no tree uses are left out
+    # members no tree uses (no spread) are left out
+    p_members = p_members[selector.scores_se_[[3, 4, 5]] > 0]
     assert values["simes"][noise] == pytest.approx(simes(p_members))
     assert values["cauchy"][noise] == pytest.approx(cauchy_combination(p_members))
     assert values["sum+simes"][noise] == pytest.approx(
@@ -300,3 +301,59 @@ def test_group_tests_are_calibrated_where_any_member_is_not():
     for method in ("sum", "simes", "cauchy", "sum+simes"):
         assert np.mean(shares[method]) <= 0.05, (method, np.mean(shares[method]))
     assert np.mean(shares["any"]) > 0.05
+
+
+def test_review_findings_max_features_blocks_used_members_and_old_pickles(
+    monkeypatch,
+):
+    X, y = _data(seed=11)
+    groups = {"a": [0, 1, 2], "b": [3, 4, 5]}
+    # An int max_features above the number of groups fails before any fit.
+    fitted = []
+    original = xgb.XGBRegressor.fit
+    monkeypatch.setattr(
+        xgb.XGBRegressor,
+        "fit",
+        lambda self, *a, **k: fitted.append(1) or original(self, *a, **k),
+    )
+    with pytest.raises(ValueError, match="larger than the 2 feature groups"):
+        TreeInnerSelector(_booster(), feature_groups=groups, max_features=3).fit(X, y)
+    assert not fitted
+    selector = TreeInnerSelector(_booster(), feature_groups=groups).fit(X, y)
+    # A used member is combined whatever its p-value: the mask is the spread.
+    used = selector.scores_se_ > 0
+    selector.set_params(group_test="simes")
+    for g, cols in enumerate(selector.groups_.values()):
+        kept = selector.pvalues_[cols][used[cols]]
+        expected = simes(kept) if kept.size else 1.0
+        assert selector.group_pvalues_[g] == pytest.approx(expected)
+    # Without groups, group_pvalues_ is absent, with a message.
+    plain = TreeInnerSelector(_booster()).fit(X, y)
+    with pytest.raises(AttributeError, match="fitted with feature_groups"):
+        _ = plain.group_pvalues_
+    # A selector pickled before the parameters existed gets their defaults.
+    state = plain.__getstate__()
+    del state["feature_groups"], state["group_test"]
+    old = TreeInnerSelector.__new__(TreeInnerSelector)
+    old.__setstate__(state)
+    assert old.get_params()["group_test"] == "sum+simes"
+    assert np.array_equal(old.support_, plain.support_)
+
+
+def test_time_blocks_of_the_sums_are_long_enough_for_the_sums():
+    from sklearn.model_selection import TimeSeriesSplit
+
+    from skl_treeinner.datasets import make_time_series
+
+    X, y, _ = make_time_series(600, n_noise=4, phi=0.9, effect=0.5, random_state=0)
+    selector = TreeInnerSelector(
+        _booster(n_estimators=20),
+        cv=TimeSeriesSplit(3),
+        feature_groups={"noise": [1, 2, 3, 4]},
+    ).fit(X, y)
+    assert selector.test_units_ == "blocks"
+    plain = TreeInnerSelector(_booster(n_estimators=20), cv=TimeSeriesSplit(3)).fit(
+        X, y
+    )
+    assert np.array_equal(selector.pvalues_, plain.pvalues_)
+    assert selector.group_scores_[1] == pytest.approx(selector.scores_[1:].sum())

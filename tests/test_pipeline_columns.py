@@ -150,3 +150,20 @@ def test_a_step_that_mixes_columns_is_refused_with_what_to_do():
     )
     with pytest.raises(ValueError, match="PolynomialFeatures turns 3 columns into"):
         TreeInnerSelector(pipe, cv=2).fit(X, y)
+
+
+def test_a_step_after_an_unnamed_expansion_is_refused_not_misread():
+    # Found in review: a transformer that adds columns without naming them,
+    # then splines: the splines' columns were assigned to the wrong inputs.
+    from sklearn.preprocessing import FunctionTransformer
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 2))
+    y = X[:, 0] + rng.normal(size=300)
+    pipe = make_pipeline(
+        FunctionTransformer(lambda X: np.hstack([X, X**2])),
+        SplineTransformer(n_knots=3, degree=1),
+        xgb.XGBRegressor(n_estimators=5),
+    )
+    with pytest.raises(ValueError, match="fitted on 4 columns where 2 reach it"):
+        TreeInnerSelector(pipe, cv=2).fit(X, y)

@@ -21,8 +21,13 @@ from sklearn.utils.validation import validate_data
 
 from .. import _crossfit, _dependence, _inference, _splits
 from .._cutoff import warn_if_empty
-from .._feature_groups import group_statistics, resolve_feature_groups
-from .._plan import check_supported, make_cross_fit_plan, resolve_estimator
+from .._feature_groups import group_statistics
+from .._plan import (
+    check_supported,
+    make_cross_fit_plan,
+    resolve_estimator,
+    resolve_groups,
+)
 from .._readers import default_estimator, reader_class
 from .._scoring import (
     predecomp_rows,
@@ -116,11 +121,7 @@ class InMemory(Engine):
             )
         groups = plan.groups
         _splits.check_groups(groups, y.shape[0])
-        fgroups = resolve_feature_groups(
-            selector.feature_groups,
-            selector.n_features_in_,
-            getattr(selector, "feature_names_in_", None),
-        )
+        fgroups = resolve_groups(selector)
 
         if selector.prefit:
             tests = [np.arange(y.shape[0])]
@@ -208,7 +209,13 @@ class InMemory(Engine):
             weight,
             groups if units == "groups" else None,
         )
+        # The groups' per-unit sums: linear, so the same rows or groups as the
+        # columns' test.
+        summed = None if fgroups is None else fgroups.sums(pooled)
         if units == "blocks":
+            if summed is not None:  # blocks long enough for the sums too
+                width = pooled.shape[1]
+                summed = _dependence.block_sums(np.hstack([pooled, summed]))[:, width:]
             pooled = _dependence.block_sums(pooled)
         test = _inference.one_sided_test(
             pooled,
@@ -228,10 +235,8 @@ class InMemory(Engine):
             "test_units_": units,
         }
         if fgroups is not None:
-            # The units' sums over each group's columns: linear, so the same
-            # rows, groups or blocks as the columns' test.
             group_test = _inference.one_sided_test(
-                fgroups.sums(pooled),
+                summed,
                 _inference.pool_noise(
                     y.shape[0], tests, [part.group_noise for part in scored], weight
                 ),

@@ -43,13 +43,14 @@ from sklearn.utils.validation import validate_data
 
 from ... import _inference
 from ..._dependence import MAX_CHECKED_ROWS, check_ordered_target
-from ..._feature_groups import group_statistics, resolve_feature_groups
+from ..._feature_groups import group_statistics
 from ..._plan import (
     EARLY_STOPPING_FRACTION,
     check_supported,
     final_step,
     make_cross_fit_plan,
     resolve_estimator,
+    resolve_groups,
 )
 from ..._progress import progress, write_line
 from ..._readers import (
@@ -283,11 +284,7 @@ def fit_dask(plan, default):
     if not selector.prefit and isinstance(cv, Integral) and cv < 2:
         raise ValueError(f"cv={cv} must be at least 2 folds.")
     validate_data(selector, meta(X), skip_check_array=True, reset=True)
-    fgroups = resolve_feature_groups(
-        selector.feature_groups,
-        selector.n_features_in_,
-        getattr(selector, "feature_names_in_", None),
-    )
+    fgroups = resolve_groups(selector)
     aligned(X, y, sample_weight)  # the partitions must match before anything
     if getattr(y, "ndim", 1) != 1:
         raise ValueError(
