@@ -78,6 +78,17 @@ Selectors (``--selectors``):
   0.1.0 needs shap < 0.46, which cannot read XGBoost >= 3.1 models, so it runs
   in its own environment (see ``docs/selector-comparison.md``).
 
+Families of columns (``family-onehot``, ``-lags``, ``-twins``, ``-null``;
+issue 29): one-hot blocks, lag blocks and engineered twins whose members are
+weak alone, and a null of families of 2 to 50 columns, with the selectors
+that take the families (``treeinner-groups``, ``treeinner-any-member``,
+``mlxtend-sfs``) and every other selector judged by families found and
+irrelevant families picked: see ``compare_families.py``.
+
+The figures (``img/compare-*.png``) are selector x data set heatmaps with the
+numbers, coloured within each data set from worst to best: the default
+beside its peers, and the ``treeinner-*`` variants on their own figure.
+
 Wide data (``wide-few-*``, ``wide-null-*``; issue 26), run only when named in
 ``--datasets``: 2,000 rows of 1,000 Gaussian columns, y linear in 10 of them
 (coefficients 0.1 to 0.5) or independent of X (``wide_selection.py``'s
@@ -129,6 +140,14 @@ import numpy as np
 import pandas as pd
 import sklearn
 import xgboost as xgb
+from compare_families import (
+    GROUP_SELECTORS,
+    clear_fits,
+    family_datasets,
+    family_metrics,
+    family_tables,
+    heatmaps,
+)
 from joblib import Parallel, delayed
 from sklearn.feature_selection import RFECV, SelectFromModel
 from sklearn.inspection import permutation_importance
@@ -174,6 +193,7 @@ ALL_SELECTORS = [
     "arfs-leshy",
     "arfs-grootcv",
     "powershap",
+    *GROUP_SELECTORS,
 ]
 SMOKE_SELECTORS = [
     "treeinner",
@@ -269,6 +289,7 @@ def _datasets(smoke):
                     case, n_samples=n_card, random_state=seed
                 )
             )
+    out.update(family_datasets(smoke))
     return out
 
 
@@ -610,6 +631,7 @@ SELECTORS = {
     "arfs-leshy": _arfs_leshy,
     "arfs-grootcv": _arfs_grootcv,
     "powershap": _powershap,
+    **GROUP_SELECTORS,
 }
 
 #: Data sets whose truth is linear in the (scaled) columns, for ``oracle``.
@@ -619,7 +641,8 @@ ORACLE_DATASETS = ("paper-", "semi-")
 # -- one cell: a data set and a seed ----------------------------------------------
 def run_cell(name, make, seed, selectors, smoke):
     """Run every selector on one (data set, seed); return result rows."""
-    X, y, relevant = make(seed)
+    X, y, relevant, *families = make(seed)
+    groups = families[0] if families else None  # family-* data sets
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     c = _is_classification(y)
@@ -632,17 +655,25 @@ def run_cell(name, make, seed, selectors, smoke):
     )
     rows = []
     _FITS.clear()
+    clear_fits()
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for sel_name in selectors:
             if sel_name == "oracle" and not name.startswith(ORACLE_DATASETS):
                 continue
+            if sel_name in GROUP_SELECTORS and groups is None:
+                continue  # they need families
             row = {"dataset": name, "seed": seed, "selector": sel_name}
             start = time.perf_counter()
             try:
-                support, scores, *seconds = SELECTORS[sel_name](
-                    X_sel, y_sel, c, seed, smoke
-                )
+                if sel_name in GROUP_SELECTORS:
+                    support, scores, *seconds = GROUP_SELECTORS[sel_name](
+                        X_sel, y_sel, c, seed, smoke, groups, _booster(c, seed)
+                    )
+                else:
+                    support, scores, *seconds = SELECTORS[sel_name](
+                        X_sel, y_sel, c, seed, smoke
+                    )
             except ImportError as e:
                 rows.append({**row, "status": "missing", "error": str(e)})
                 continue
@@ -654,6 +685,8 @@ def run_cell(name, make, seed, selectors, smoke):
                 continue
             row["time"] = seconds[0] if seconds else time.perf_counter() - start
             row.update(selection_metrics(relevant, support))
+            if groups is not None:
+                row.update(family_metrics(groups, relevant, support))
             row["auc"] = score_auc(relevant, scores)
             row["refit"] = refit_score(X_sel, y_sel, X_test, y_test, support, c, seed)
             rows.append({**row, "status": "ok", "error": ""})
@@ -683,6 +716,9 @@ def summarize(results):
         row = {"dataset": dataset, "selector": selector, "reps": len(group)}
         for col in ("auc", "n_sel", "n_false", "precision", "recall", "f1", "refit"):
             row[col], row[f"{col}_se"] = _mean_se(group[col])
+        for col in ("fam_found", "fam_false"):
+            if col in group:
+                row[col], row[f"{col}_se"] = _mean_se(group[col])
         row["time"] = group["time"].mean()
         ti = base.reindex(
             list(zip(group["dataset"], group["seed"], strict=True))
@@ -718,6 +754,10 @@ def markdown_tables(summary, results, selectors):
     # each selector's rank (1 = best mean refit score) rather than the scores.
     rank = summary.groupby("dataset")["refit"].rank(ascending=False, method="average")
     summary = summary.assign(refit_rank=rank)
+    # The family data sets have a table of their own (families found and
+    # picked), and the selectors that need families run only there.
+    families = summary["dataset"].str.startswith("family-")
+    overview = summary[~families]
     lines = ["### Overview (over data sets, of the per-data-set means)", ""]
     lines += [
         "Known truth (`paper-*`, `semi-*`, `cardinality-*`): F1 and false picks. "
@@ -725,7 +765,8 @@ def markdown_tables(summary, results, selectors):
         "the injected columns kept and of the data set's own columns kept. The "
         "refit rank is over every data set the selector ran on; `oracle` runs "
         "only where the truth is linear (`paper-*`, `semi-*`), so its F1 is "
-        "comparable in the semi-synthetic column only.",
+        "comparable in the semi-synthetic column only. The `family-*` data sets "
+        "are in their own table below.",
         "",
         "| selector | mean AUC | mean F1 | mean F1 (semi-*) "
         "| false picks (null case) | noise kept (real-*) | own columns kept "
@@ -733,7 +774,7 @@ def markdown_tables(summary, results, selectors):
         "|---|---|---|---|---|---|---|---|---|",
     ]
     n_injected = sum(N_INJECTED)
-    for selector, g in summary.groupby("selector", sort=False):
+    for selector, g in overview.groupby("selector", sort=False):
         real = g["dataset"].str.startswith("real-")
         semi = g["dataset"].str.startswith("semi-")
         null = g[g["dataset"].str.endswith("-null")]["n_false"]
@@ -768,6 +809,7 @@ def markdown_tables(summary, results, selectors):
                 f"| {r['time']:.2f} | {r['time_ratio']:.2f} |"
             )
         lines.append("")
+    lines += family_tables(summary, selectors)
     bad = results[results["status"] != "ok"].drop_duplicates(["selector", "error"])
     if len(bad):
         lines += ["### Selectors that did not run", ""]
@@ -778,52 +820,29 @@ def markdown_tables(summary, results, selectors):
     return "\n".join(lines)
 
 
+#: TreeInnerSelector's default and the selectors people use instead; every
+#: other ``treeinner-*`` row is a variant, drawn on a figure of its own.
+PEERS = (
+    "treeinner",
+    "treeinner-groups",
+    "oracle",
+    "gain-sfm",
+    "shap-mean",
+    "permutation",
+    "rfecv",
+    "boruta",
+    "probatus",
+    "arfs-leshy",
+    "arfs-grootcv",
+    "powershap",
+    "treeinner-any-member",
+    "mlxtend-sfs",
+)
+
+
 def plots(summary, img_dir, selectors):
-    """Write compare-f1.png, compare-refit.png, compare-auc.png, compare-time.png."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    img_dir.mkdir(parents=True, exist_ok=True)
-    present = [s for s in selectors if s in set(summary["selector"])]
-    datasets = list(dict.fromkeys(summary["dataset"]))
-    width = 0.8 / max(len(present), 1)
-    specs = [
-        ("f1", "F1 of the selected set (null case: no relevant feature, n/a)", False),
-        ("refit", "held-out score of the refit booster (R² or ROC AUC)", False),
-        ("auc", "ROC AUC of the scores against the truth", False),
-        ("time_ratio", "wall time / TreeInnerSelector's (log scale)", True),
-    ]
-    paths = []
-    for col, title, log in specs:
-        fig, ax = plt.subplots(figsize=(max(7, 1.3 * len(datasets) + 3), 4))
-        x = np.arange(len(datasets))
-        for i, selector in enumerate(present):
-            g = summary[summary["selector"] == selector].set_index("dataset")
-            values = g.reindex(datasets)[col].to_numpy(dtype=float)
-            se_col = f"{col}_se"
-            err = g.reindex(datasets)[se_col].to_numpy(float) if se_col in g else None
-            ax.bar(
-                x + i * width - 0.4 + width / 2,
-                values,
-                width,
-                label=selector,
-                yerr=err,
-                capsize=1.5,
-            )
-        ax.set_xticks(x, datasets, rotation=25, ha="right", fontsize=8)
-        ax.set_title(title, fontsize=10)
-        if log:
-            ax.set_yscale("log")
-            ax.axhline(1.0, color="k", lw=0.6)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-        fig.tight_layout()
-        path = img_dir / f"compare-{col.replace('_', '-')}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
-    return paths
+    """Write the heatmaps: compare-<metric>.png, -variants.png, compare-families.png."""
+    return heatmaps(summary, img_dir, selectors, PEERS)
 
 
 def write_page(path, tables, header):

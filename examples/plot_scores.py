@@ -11,6 +11,9 @@ On the paper's simulated classification data (50 features, 5 relevant):
    on the other half, iteration by iteration. The relevant features (marked
    ``*``) climb; the noise features the model splits on drift below zero as
    trees are added (the paper's Figure 3, for one model).
+3. ``plot_scores`` of a selector fitted with ``feature_groups``: one bar per
+   group (``make_feature_families("lags")``: two relevant and three irrelevant
+   blocks of 8 lags).
 
 Run: python examples/plot_scores.py [OUTPUT_DIR]
 (default: a new temporary directory). The pictures in docs/plots.md come from
@@ -29,7 +32,10 @@ import numpy as np  # noqa: E402
 import xgboost as xgb  # noqa: E402
 
 from skl_treeinner import TreeInnerSelector, tree_inner  # noqa: E402
-from skl_treeinner.datasets import make_paper_simulation  # noqa: E402
+from skl_treeinner.datasets import (  # noqa: E402
+    make_feature_families,
+    make_paper_simulation,
+)
 from skl_treeinner.plotting import plot_score_path, plot_scores  # noqa: E402
 
 out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp())
@@ -69,4 +75,19 @@ ax = plot_score_path(
 )
 ax.figure.savefig(out / "plot-score-path.png", dpi=100)
 print(f"noise features ending lowest: {lowest_noise.tolist()}")
-print(f"wrote {out / 'plot-scores.png'} and {out / 'plot-score-path.png'}")
+
+# 3. Feature groups: one bar per block of lags.
+X, y, relevant, groups = make_feature_families(
+    "lags", n_relevant=2, n_irrelevant=3, random_state=0
+)
+grouped = TreeInnerSelector(
+    xgb.XGBRegressor(n_estimators=300, learning_rate=0.02, max_depth=3, n_jobs=1),
+    feature_groups=groups,
+    random_state=0,
+).fit(X, y)
+ax = plot_scores(grouped, pvalues=True)
+ax.figure.savefig(out / "plot-scores-groups.png", dpi=100)
+print(
+    f"kept groups: {[g for g, c in grouped.groups_.items() if grouped.support_[c[0]]]}"
+)
+print(f"wrote plot-scores.png, plot-score-path.png and plot-scores-groups.png to {out}")

@@ -205,11 +205,11 @@ class TreeInnerSelector(
 
         Chosen by measurement (user guide, "Feature groups"; ``python
         benchmarks/feature_groups.py``): on one-hot blocks, lags and twins of
-        2 to 50 columns, the sum test found the most relevant families (0.98)
-        but picked the most irrelevant ones (0.04), Simes and Cauchy found
-        0.85 and 0.86 (0.05 on 50-level one-hot blocks) and picked 0.02;
-        their combination found 0.98 and picked 0.02. Changing it with
-        ``set_params`` re-selects without refitting.
+        2 to 50 columns, the sum test found the most relevant families
+        (0.973) but picked the most irrelevant ones (0.044), Simes and
+        Cauchy found 0.833 and 0.869 (0.10 and 0.18 on 50-dummy blocks) and
+        picked 0.031 and 0.033; their combination found 0.967 and picked
+        0.038. Changing it with ``set_params`` re-selects without refitting.
     prefit : bool, default=False
         Whether ``estimator`` is already fitted. Then ``fit(X, y)`` scores it on
         all the given rows, which must be rows it was not trained on

@@ -72,6 +72,19 @@ def table_rows(stdout):
     return rows
 
 
+def _fast_booster_as_the_cli_builds_it(seed):
+    """The houses' features and target, and the booster ``FAST`` asks for."""
+    frame = make_frame()
+    X, y = frame[["size", "rooms", "noise"]], frame["price"].to_numpy()
+    est = xgb.XGBRegressor(
+        n_estimators=20, learning_rate=0.3, max_depth=4, colsample_bytree=0.5,
+        min_child_weight=1,
+        reg_lambda=1.0, tree_method="hist", enable_categorical=False,
+        random_state=selection_seeds(seed)[1],  # as the selector seeds its default
+    )  # fmt: skip
+    return X, y, est
+
+
 def test_select_matches_the_python_api(capsys, houses, tmp_path):
     out_json = tmp_path / "scores.json"
     status, stdout, err = run_cli(
@@ -79,14 +92,7 @@ def test_select_matches_the_python_api(capsys, houses, tmp_path):
         "--random-state", "3", "--out", out_json, "-q",
     )  # fmt: skip
     assert status == 0 and err == ""
-    frame = make_frame()
-    X, y = frame[["size", "rooms", "noise"]], frame["price"].to_numpy()
-    est = xgb.XGBRegressor(
-        n_estimators=20, learning_rate=0.3, max_depth=4, colsample_bytree=0.5,
-        min_child_weight=1,
-        reg_lambda=1.0, tree_method="hist", enable_categorical=False,
-        random_state=selection_seeds(3)[1],  # as the selector seeds its default
-    )  # fmt: skip
+    X, y, est = _fast_booster_as_the_cli_builds_it(seed=3)
     ref = TreeInnerSelector(est, cv=3, random_state=3).fit(X, y)
 
     doc = json.loads(out_json.read_text())
@@ -492,13 +498,7 @@ def test_groups_from_a_json_file(capsys, houses, tmp_path):
         "--random-state", "3", "--groups", groups, "--out", out_json, "-q",
     )  # fmt: skip
     assert status == 0 and err == ""
-    frame = make_frame()
-    X, y = frame[["size", "rooms", "noise"]], frame["price"].to_numpy()
-    est = xgb.XGBRegressor(
-        n_estimators=20, learning_rate=0.3, max_depth=4, colsample_bytree=0.5,
-        min_child_weight=1, reg_lambda=1.0, tree_method="hist",
-        enable_categorical=False, random_state=selection_seeds(3)[1],
-    )  # fmt: skip
+    X, y, est = _fast_booster_as_the_cli_builds_it(seed=3)
     ref = TreeInnerSelector(
         est, cv=3, random_state=3, feature_groups={"house": ["size", "rooms"]}
     ).fit(X, y)
