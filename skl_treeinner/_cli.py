@@ -437,7 +437,7 @@ def _select(args) -> None:
         y = y.astype(np.float64)
     groups = None
     if args.groups is not None:
-        groups = read_groups(args.groups, features, args.target, args.drop)
+        groups = read_groups(args.groups, features, args.target, args.drop, data)
     max_features = args.max_features
     try:
         resolve_max_features(max_features, X.shape[1])
@@ -484,7 +484,8 @@ def _select(args) -> None:
         f"{args.target!r} ({task}); {ESTIMATORS[args.estimator]}, {split_word}, "
         f"{args.attribution}."
     )
-    adjusted = adjusts(args.control, args.alpha, X.shape[1])
+    # With groups the columns' adjusted p-values decide nothing: not shown.
+    adjusted = groups is None and adjusts(args.control, args.alpha, X.shape[1])
     extra = ()
     if groups is not None:
         extra = [("group", {row["column"]: row["group"] for row in table})]
@@ -506,7 +507,9 @@ def _select(args) -> None:
     if args.alpha is not None:
         rule = f"{describe_rule(args.control, args.alpha, n_units)} and {rule}"
     if max_features is not None:
-        rule += f", at most {max_features}"
+        cap = selector.max_features_
+        word = "group" if groups is not None else "feature"
+        rule += f", at most {cap} {word}{'' if cap == 1 else 's'}"
     print(
         f"\nselected {len(names)} {units} ({rule}): "
         + (", ".join(names) if names else "none")

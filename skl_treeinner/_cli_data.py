@@ -276,7 +276,7 @@ def check_columns(frame, names, path, option) -> None:
         raise CLIError(f"{option} {name!r}: no such column in {path.name}; {hint}")
 
 
-def read_groups(path: str, features, target: str, dropped) -> dict:
+def read_groups(path: str, features, target: str, dropped, data: Path) -> dict:
     """Read ``--groups``: a JSON object ``{name: [column, ...]}`` of feature columns.
 
     Columns are named as in the data file's header; the target, a dropped
@@ -307,7 +307,7 @@ def read_groups(path: str, features, target: str, dropped) -> dict:
                     f"--groups: group {name!r} names {col!r}, which --drop drops"
                 )
             if col not in columns:
-                check_columns(features, [col], file, f"--groups group {name!r}:")
+                check_columns(features, [col], data, f"--groups group {name!r}:")
     return groups
 
 

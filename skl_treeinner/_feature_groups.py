@@ -147,12 +147,13 @@ class FeatureGroups:
 def _column_index(column, n_features, position, group_name):
     """Return the index of one column named in a group, or raise a clear error."""
     if isinstance(column, Integral) and not isinstance(column, bool):
-        if not -n_features <= int(column) < n_features:
+        if not 0 <= int(column) < n_features:
             raise ValueError(
                 f"feature_groups[{group_name!r}] names column {column}, but X "
-                f"has {n_features} columns (indices 0 to {n_features - 1})."
+                f"has {n_features} columns (indices 0 to {n_features - 1}; an "
+                "int is a position, whatever X's column labels are)."
             )
-        return int(column) % n_features
+        return int(column)
     if isinstance(column, str):
         if position is None:
             raise ValueError(

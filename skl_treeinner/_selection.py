@@ -124,6 +124,22 @@ class SelectionMixin:
         )
 
     @property
+    def group_support_(self) -> np.ndarray:
+        """The kept feature groups, in the order of ``groups_`` (derived).
+
+        ``dict(zip(selector.groups_, selector.group_support_))`` labels them.
+        Only with ``feature_groups``.
+        """
+        check_is_fitted(self, "scores_")
+        groups = self._fitted_groups()
+        if groups is None:
+            raise AttributeError(
+                "group_support_ exists only for a selector fitted with "
+                "feature_groups; this one selected columns (support_)."
+            )
+        return self.support_[[cols[0] for cols in groups.members]]
+
+    @property
     def group_pvalues_adjusted_(self) -> np.ndarray:
         """``group_pvalues_`` adjusted for the number of groups, as ``control`` asks.
 

@@ -188,7 +188,8 @@ class TreeInnerSelector(
         counts groups (a fraction of the groups; a callable returns a
         number of groups). ``scores_``, ``pvalues_`` and ``ranking_`` stay
         per column, as without groups. A column in two groups, a column X
-        lacks or an empty group is an error before any fit. Changing it after
+        lacks or an empty group is an error before any fit. An int is a
+        position even when X's column labels are ints. Changing it after
         ``fit`` needs a new ``fit`` (the group sums need the held-out rows'
         per-row terms, which are as large as X and are not kept).
     group_test : {"sum+simes", "sum", "simes", "cauchy"}, default="sum+simes"
@@ -292,7 +293,10 @@ class TreeInnerSelector(
         only (the user guide's "Time series and panels").
     groups_ : dict
         With ``feature_groups``: ``{name: column indices}`` of every group,
-        singletons included, in the order of each group's first column.
+        singletons included, in the order of each group's first column
+        (not the order of ``feature_groups``). Every ``group_*`` array
+        follows this order: ``dict(zip(selector.groups_,
+        selector.group_pvalues_))`` labels one.
     group_scores_ : ndarray of shape (n_groups,)
         With ``feature_groups``: each group's score, the sum of its members'
         ``scores_``.
@@ -306,6 +310,8 @@ class TreeInnerSelector(
     group_pvalues_adjusted_ : ndarray of shape (n_groups,)
         ``group_pvalues_`` adjusted for the number of groups as ``control``
         asks (derived).
+    group_support_ : ndarray of shape (n_groups,), bool
+        The kept groups (derived).
     split_scores_ : ndarray of shape (n_splits, n_features)
         The score of each split, on its own held-out rows.
     ranking_ : ndarray of shape (n_features,)
@@ -391,7 +397,9 @@ class TreeInnerSelector(
     gives one score per input column. Other steps must keep one column per
     feature (their output names place the columns, or their position when
     they report none); a step that mixes features (``PolynomialFeatures``,
-    PCA) is refused.
+    PCA) is refused. An expanded input column is one column to the
+    selector: its score and test are those of the sum of its columns (the
+    sum test, whatever ``group_test``, which applies to ``feature_groups``).
 
     *Default tree method.* On the paper's simulated data (discrete features
     with at most 51 values) ``"hist"`` and ``"exact"`` gave the same mean

@@ -17,7 +17,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._cutoff import adjusts, describe_rule
+from ._cutoff import adjusts, describe_rule, resolve_max_features
 from ._engines import engine_for
 from ._optional import import_optional
 from ._readers import read_model
@@ -221,13 +221,23 @@ def plot_scores(
     ax.barh(pos, scores[shown], color=colors, height=0.7, gid="scores")
     control = getattr(selector, "control", "per_feature")
     alpha = getattr(selector, "alpha", None)
-    adjusted = adjusts(control, alpha, scores.size)
+    # What the selection counted: the groups when it has them.
+    n_units = len(selector.groups_) if grouped else scores.size
+    adjusted = adjusts(control, alpha, n_units) and (by_group or not grouped)
     # The rule, always: a bar past the threshold can be grey for its p-value.
     rule = "score > threshold"
     if alpha is not None:
-        rule = f"{describe_rule(control, alpha, scores.size)} and {rule}"
-    if getattr(selector, "max_features_", None) is not None:
-        rule += f", at most {selector.max_features_}"
+        rule = f"{describe_rule(control, alpha, n_units)} and {rule}"
+    cap = selector.max_features
+    if callable(cap):
+        cap = getattr(selector, "max_features_", None)
+    elif cap is not None:
+        cap = resolve_max_features(cap, n_units)
+    if cap is not None:
+        rule += f", at most {cap}" + (" groups" if grouped else "")
+    if grouped and not by_group:  # columns kept or dropped with their group
+        rule = f"with their group, whose\n{rule}"
+        adjusted_p = selector.pvalues_
     selected = f"selected ({int(support.sum())}):\n{rule}"
     handles = [
         Patch(color=selected_color, label=selected),

@@ -167,7 +167,7 @@ def test_out_csv_and_out_data(capsys, houses, tmp_path):
     assert list(data.columns) == [table["feature"][0], "price"]
     original = pd.read_csv(houses)
     pd.testing.assert_frame_equal(data, original[list(data.columns)])
-    assert "(p < 0.05 and score > 0, at most 1)" in stdout
+    assert "(p < 0.05 and score > 0, at most 1 feature)" in stdout
 
 
 @pytest.mark.parametrize("estimator", ["xgboost", "lightgbm", "hgb", "catboost"])
@@ -531,7 +531,7 @@ def test_groups_from_a_json_file(capsys, houses, tmp_path):
     [
         ('{"g": ["price"]}', "names the target 'price'"),
         ('{"g": ["city"]}', "which --drop drops"),
-        ('{"g": ["sise"]}', "did you mean 'size'"),
+        ('{"g": ["sise"]}', "no such column in houses.csv; did you mean 'size'"),
         ('["size"]', "write an object of lists of column names"),
         ("{", "not a JSON file"),
         ('{"a": ["size"], "b": ["size"]}', "in groups 'a' and 'b'"),

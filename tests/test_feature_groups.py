@@ -357,3 +357,35 @@ def test_time_blocks_of_the_sums_are_long_enough_for_the_sums():
     )
     assert np.array_equal(selector.pvalues_, plain.pvalues_)
     assert selector.group_scores_[1] == pytest.approx(selector.scores_[1:].sum())
+
+
+def test_new_user_findings_labels_positions_and_plots():
+    X, y = _data(seed=12)
+    frame = pd.DataFrame(X, columns=list("abcdef"))
+    selector = TreeInnerSelector(
+        _booster(), feature_groups={"tail": ["f", "d", "e"], "pair": ["b", "c"]}
+    ).fit(frame, y)
+    # The group arrays follow groups_ (first column order), not the dict's.
+    assert list(selector.groups_) == ["a", "pair", "tail"]
+    support = dict(zip(selector.groups_, selector.group_support_, strict=True))
+    assert support["pair"] == selector.support_[1]
+    # An int is a position: negative ones are refused.
+    with pytest.raises(ValueError, match="an int is a position"):
+        TreeInnerSelector(_booster(), feature_groups={"g": [-1, 0]}).fit(X, y)
+
+
+def test_plot_of_columns_of_a_grouped_selector_says_the_group_decides():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from skl_treeinner.plotting import plot_scores
+
+    X, y = _data(seed=13)
+    selector = TreeInnerSelector(
+        _booster(), feature_groups={"pair": [1, 2]}, max_features=2
+    ).fit(X, y)
+    ax = plot_scores(selector, by_group=False)
+    label = ax.get_legend().get_texts()[0].get_text()
+    assert "with their group" in label and "at most 2 groups" in label
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
