@@ -28,7 +28,7 @@ from ._pipeline_columns import input_columns
 from ._plan import CrossFitPlan, final_step
 from ._progress import progress, write_line
 from ._readers import read_model, reader_class
-from ._scoring import gradient_ratio, row_noise, row_terms
+from ._scoring import gradient_ratio, row_noise_sums, row_terms
 from ._splits import SplitJob
 from ._threads import plan_threads
 
@@ -125,11 +125,9 @@ def score_features(
         sums.append(
             feature_groups.sums if into is None else into.then(feature_groups.sums)
         )
-    noise = row_noise(
+    noise = row_noise_sums(
         reader, X, n, y_rows, w, attribution=attribution, terms=raw, sums=sums
     )
-    if sums == [None]:  # the columns alone: one noise, not a list
-        noise = [noise]
     terms = raw if into is None else into(raw)
     return Scored(terms, noise[0], noise[1] if feature_groups is not None else None)
 

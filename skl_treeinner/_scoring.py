@@ -36,6 +36,7 @@ __all__ = [
     "gradient_ratio",
     "has_row_noise",
     "row_noise",
+    "row_noise_sums",
     "row_terms",
     "scores_from_leaf_sums",
     "scores_from_sums",
@@ -363,7 +364,7 @@ def has_row_noise(objective) -> bool:
     return objective.affine_in_target or objective.is_classifier
 
 
-def row_noise(reader, X, n, y, w, *, attribution, terms, sums=(None,)):
+def row_noise(reader, X, n, y, w, *, attribution, terms):
     """Give the target's own noise in each row's term z_ik, given its features.
 
     Given x_i (and the model), the only chance left in z_ik is y_i's. Where the
@@ -382,14 +383,6 @@ def row_noise(reader, X, n, y, w, *, attribution, terms, sums=(None,)):
     :func:`row_terms` per label). ``terms`` are the rows' own terms
     (:func:`row_terms` at y), which the caller has computed already.
 
-    ``sums`` asks for the noise of sums of columns as well: each entry is
-    None (the columns themselves) or a
-    :class:`~skl_treeinner._feature_groups.ColumnSums` (a pipeline's output
-    columns added into its input columns, columns into feature groups). The
-    terms share the row's target, so the noise of a sum is that of the summed
-    slopes (or of the summed terms per label), not the sum of the members'
-    noise: exact, from the same one extra pass.
-
     Returns
     -------
     (a2v, resid2, var) or None
@@ -398,13 +391,32 @@ def row_noise(reader, X, n, y, w, *, attribution, terms, sums=(None,)):
         / Σ_i var_i: ``a2v = a² V``, ``resid2 = (y - μ)²``, ``var = V`` for
         affine losses, and the variance itself with ``resid2 = var = 1`` for
         the others. None for losses with neither (Huber, Fair, pseudo-Huber,
-        squared log error). With ``sums`` other than ``(None,)``: a list of
-        them, one per entry, ``a2v`` of the entry's columns.
+        squared log error).
     """
-    many = tuple(sums) != (None,)
+    return row_noise_sums(
+        reader, X, n, y, w, attribution=attribution, terms=terms, sums=(None,)
+    )[0]
+
+
+def row_noise_sums(reader, X, n, y, w, *, attribution, terms, sums):
+    """:func:`row_noise` of sums of columns, one per entry of ``sums``.
+
+    Each entry is None (the columns themselves) or a
+    :class:`~skl_treeinner._feature_groups.ColumnSums` (a pipeline's output
+    columns added into its input columns, columns into feature groups). The
+    terms share the row's target, so the noise of a sum is that of the summed
+    slopes (or of the summed terms per label), not the sum of the members'
+    noise: exact, from the same one extra pass.
+
+    Returns
+    -------
+    list
+        One :func:`row_noise` result per entry of ``sums``, ``a2v`` of the
+        entry's columns (all None for losses without a noise model).
+    """
     objective = reader.ensemble.objective
     if not has_row_noise(objective):
-        return [None] * len(sums) if many else None
+        return [None] * len(sums)
 
     def summed(values, into):
         return values if into is None else into(values)
@@ -414,11 +426,10 @@ def row_noise(reader, X, n, y, w, *, attribution, terms, sums=(None,)):
         slope = row_terms(reader, X, n, y + 1.0, w, attribution=attribution) - terms
         mean = objective.mean(final_margins(reader, X, n))
         var = objective.variance(mean)
-        out = [
+        return [
             (summed(slope, into) ** 2 * var[:, None], (y - mean) ** 2, var)
             for into in sums
         ]
-        return out if many else out[0]
     prob = objective.class_probabilities(final_margins(reader, X, n))
     first = [0.0] * len(sums)
     second = [0.0] * len(sums)
@@ -429,8 +440,7 @@ def row_noise(reader, X, n, y, w, *, attribution, terms, sums=(None,)):
             zj = summed(z, into)
             first[j] = first[j] + prob[:, c, None] * zj**2
             second[j] = second[j] + prob[:, c, None] * zj
-    out = [
+    return [
         (np.maximum(a - b**2, 0.0), np.ones(n), np.ones(n))
         for a, b in zip(first, second, strict=True)
     ]
-    return out if many else out[0]

@@ -14,7 +14,7 @@ import xgboost as xgb
 from skl_treeinner import TreeInnerSelector, tree_inner
 from skl_treeinner._inference import one_sided_test, pool_noise, pool_rows
 from skl_treeinner._readers import read_model
-from skl_treeinner._scoring import row_noise
+from skl_treeinner._scoring import row_noise, row_noise_sums
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -539,7 +539,7 @@ def test_feature_groups_match_the_in_memory_statistics(client, monkeypatch):
         rows, n, y_rows, w_rows = reader.rows(X[test], y[test], None)
         z = tree_inner(fitted, X[test], y[test], per_sample=True)
         noise.append(
-            row_noise(
+            row_noise_sums(
                 reader,
                 rows,
                 n,

@@ -26,7 +26,7 @@ from ..._scoring import (
     has_row_noise,
     partial_sums,
     predecomp_rows,
-    row_noise,
+    row_noise_sums,
     row_terms,
     scores_from_sums,
     shaped,
@@ -276,9 +276,11 @@ def partition_scored(reader, X, y, w, attribution, feature_groups=None):
         return tuple(out)
     X, n, y, w = reader.rows(X, y, w)
     z = row_terms(reader, X, n, y, w, attribution=attribution)
-    noise = row_noise(reader, X, n, y, w, attribution=attribution, terms=z, sums=sums)
+    noise = row_noise_sums(
+        reader, X, n, y, w, attribution=attribution, terms=z, sums=sums
+    )
     if feature_groups is None:
-        return z, noise
+        return z, noise[0]
     return z, noise[0], feature_groups.sums(z), noise[1]
 
 
