@@ -320,6 +320,7 @@ def combined_pvalues(
     valid; a member that is used and scores badly stays in, whatever its
     p-value. A group whose members are all unused has p = 1.
     """
+    check_group_test(method)
     sum_pvalues = np.asarray(sum_pvalues, dtype=np.float64)
     column_pvalues = np.asarray(column_pvalues, dtype=np.float64)
     if used is None:
@@ -336,12 +337,8 @@ def combined_pvalues(
             out[g] = _if_any(simes, own[used[cols]])
         elif method == "cauchy":
             out[g] = _if_any(cauchy_combination, own[used[cols]])
-        elif method == "sum+simes":
+        else:  # "sum+simes"
             out[g] = simes([sum_pvalues[g], _if_any(simes, own[used[cols]])])
-        else:
-            raise ValueError(
-                f"group_test={method!r} is not one of {sorted(GROUP_TESTS)}."
-            )
     return out
 
 

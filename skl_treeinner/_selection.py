@@ -25,6 +25,13 @@ from ._engines import engine_for
 __all__ = ["SelectionMixin"]
 
 
+def _cutoff_units(selector, groups):
+    """Return what the cut-off counts, (number, name): the groups, if any."""
+    if groups is None:
+        return selector.n_features_in_, "features"
+    return groups.n_groups, "feature groups"
+
+
 class SelectionMixin:
     """Derived selection and engine-run ``transform`` of a fitted selector."""
 
@@ -33,12 +40,9 @@ class SelectionMixin:
         for name, value in fitted.items():
             setattr(self, name, value)
         self.ranking_ = _cutoff.rank(self.scores_)
-        groups = getattr(self, "_feature_groups", None)
+        n_units, unit = _cutoff_units(self, getattr(self, "_feature_groups", None))
         self.max_features_ = _cutoff.resolve_max_features(
-            self.max_features,
-            self.n_features_in_ if groups is None else groups.n_groups,
-            X,
-            unit="features" if groups is None else "feature groups",
+            self.max_features, n_units, X, unit=unit
         )
         self._fitted_max_features = self.max_features
         # The cut-off is derived on demand; evaluate it once, so that a bad
@@ -54,9 +58,8 @@ class SelectionMixin:
         ``set_params(threshold=...)`` takes effect without refitting.
         """
         check_is_fitted(self, "scores_")
-        scores = getattr(self, "group_scores_", None)
-        if scores is None or getattr(self, "_feature_groups", None) is None:
-            scores = self.scores_
+        # group_scores_ is fitted with (and only with) feature groups
+        scores = getattr(self, "group_scores_", self.scores_)
         return _cutoff.threshold_value(scores, self.threshold)
 
     @property
@@ -107,20 +110,35 @@ class SelectionMixin:
         group of one column has that column's p-value. Only with
         ``feature_groups``.
         """
+        return self._group_pvalues(self._grouped("group_pvalues_"))
+
+    def _grouped(self, name):
+        """Return the fitted groups, for a ``group_*`` attribute that needs them."""
         check_is_fitted(self, "scores_")
         groups = self._fitted_groups()
         if groups is None:
             raise AttributeError(
-                "group_pvalues_ exists only for a selector fitted with "
-                "feature_groups; this one tested columns (pvalues_)."
+                f"{name} exists only for a selector fitted with feature_groups; "
+                "this one tested and selected columns (pvalues_, support_)."
             )
-        method = _feature_groups.check_group_test(self.group_test)
-        return _feature_groups.combined_pvalues(
-            method,
+        return groups
+
+    def _group_pvalues(self, groups, adjust=False):
+        """``group_pvalues_`` of the checked fitted ``groups`` (or adjusted)."""
+        pvalues = _feature_groups.combined_pvalues(
+            self.group_test,
             groups,
             self._group_sum_pvalues,
             self.pvalues_,
             used=np.asarray(self.scores_se_) > 0,
+        )
+        if not adjust:
+            return pvalues
+        alpha = _cutoff.check_alpha(self.alpha)
+        return _cutoff.adjusted_pvalues(
+            pvalues,
+            _cutoff.check_control(self.control),
+            0.05 if alpha is None else alpha,
         )
 
     @property
@@ -130,13 +148,7 @@ class SelectionMixin:
         ``dict(zip(selector.groups_, selector.group_support_))`` labels them.
         Only with ``feature_groups``.
         """
-        check_is_fitted(self, "scores_")
-        groups = self._fitted_groups()
-        if groups is None:
-            raise AttributeError(
-                "group_support_ exists only for a selector fitted with "
-                "feature_groups; this one selected columns (support_)."
-            )
+        groups = self._grouped("group_support_")
         return self.support_[[cols[0] for cols in groups.members]]
 
     @property
@@ -146,12 +158,7 @@ class SelectionMixin:
         A group is kept when its adjusted p-value is below ``alpha`` (and its
         score passes ``threshold``). Only with ``feature_groups``.
         """
-        alpha = _cutoff.check_alpha(self.alpha)
-        return _cutoff.adjusted_pvalues(
-            self.group_pvalues_,
-            _cutoff.check_control(self.control),
-            0.05 if alpha is None else alpha,
-        )
+        return self._group_pvalues(self._grouped("group_pvalues_adjusted_"), True)
 
     @property
     def support_(self) -> np.ndarray:
@@ -167,7 +174,7 @@ class SelectionMixin:
         """
         check_is_fitted(self, "scores_")
         groups = self._fitted_groups()
-        n_units = self.n_features_in_ if groups is None else groups.n_groups
+        n_units, unit = _cutoff_units(self, groups)
         if callable(self.max_features):
             if self.max_features is not self._fitted_max_features:
                 raise NotFittedError(
@@ -176,11 +183,7 @@ class SelectionMixin:
                 )
             count = self.max_features_
         else:
-            count = _cutoff.resolve_max_features(
-                self.max_features,
-                n_units,
-                unit="features" if groups is None else "feature groups",
-            )
+            count = _cutoff.resolve_max_features(self.max_features, n_units, unit=unit)
         alpha = _cutoff.check_alpha(self.alpha)
         if groups is None:
             return _cutoff.select(
@@ -194,7 +197,7 @@ class SelectionMixin:
             self.group_scores_,
             self.threshold_,
             count,
-            pvalues=None if alpha is None else self.group_pvalues_adjusted_,
+            pvalues=None if alpha is None else self._group_pvalues(groups, True),
             alpha=alpha,
         )
         return groups.expand(kept)
