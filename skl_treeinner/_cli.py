@@ -491,7 +491,7 @@ def _select(args) -> None:
         extra = [("group", {row["column"]: row["group"] for row in table})]
     print(format_table(table, extra, adjusted=adjusted))
     names = [row["feature"] for row in table if row["selected"]]
-    n_units, units = X.shape[1], f"of {X.shape[1]} features"
+    n_units, units, rows = X.shape[1], f"of {X.shape[1]} features", None
     if groups is not None:  # the cut-off acts on groups
         rows = group_table(selector)
         n_units = len(rows)
@@ -515,7 +515,7 @@ def _select(args) -> None:
         + (", ".join(names) if names else "none")
     )
     if out is not None:
-        write_scores(pd, out, table, selector, args, task)
+        write_scores(pd, out, table, selector, args, task, groups=rows)
         _notice(args, f"wrote the score table to {out}")
     if out_data is not None:
         kept = set(names)  # in the file's order, as a selector's transform keeps them

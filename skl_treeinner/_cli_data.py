@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 
 from ._optional import import_optional
-from ._report import group_table
 from ._validation import MANY_CLASSES, target_is_classes
 
 __all__ = [
@@ -434,7 +433,9 @@ def task_of(pd, y, requested: str, name: str) -> str:
     return "classification"
 
 
-def write_scores(pd, path: Path, table, selector, args, task: str) -> None:
+def write_scores(
+    pd, path: Path, table, selector, args, task: str, *, groups=None
+) -> None:
     """Write the score table of ``select`` to ``path`` (``--out``).
 
     Parameters
@@ -452,6 +453,9 @@ def write_scores(pd, path: Path, table, selector, args, task: str) -> None:
         The parsed options of ``select``.
     task : str
         ``"regression"`` or ``"classification"``.
+    groups : list of dict or None
+        The rows of :func:`~skl_treeinner._report.group_table`, with
+        ``--groups``.
     """
     if path.suffix.lower() == ".json":
         document = {
@@ -480,14 +484,12 @@ def write_scores(pd, path: Path, table, selector, args, task: str) -> None:
                 for row in table
             ],
         }
-        if getattr(selector, "_feature_groups", None) is not None:
+        if groups is not None:
             document["group_test"] = selector.group_test
-            document["groups"] = group_table(selector)
+            document["groups"] = groups
         path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
         return
-    by_group = {}
-    if getattr(selector, "_feature_groups", None) is not None:
-        by_group = {row["group"]: row for row in group_table(selector)}
+    by_group = {row["group"]: row for row in groups or ()}
     records = []
     for row in table:
         record = {

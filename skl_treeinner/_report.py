@@ -19,6 +19,15 @@ import numpy as np
 __all__ = ["format_group_table", "format_table", "group_table", "score_table"]
 
 
+def _feature_names(selector, names=None) -> list[str]:
+    """``names``, else ``feature_names_in_``, else ``x0``, ``x1``, ..., as str."""
+    if names is None:
+        fitted = getattr(selector, "feature_names_in_", None)
+        n = selector.scores_.shape[0]
+        names = fitted if fitted is not None else [f"x{j}" for j in range(n)]
+    return [str(n) for n in names]
+
+
 def score_table(selector, names=None) -> list[dict]:
     """One dict per feature of a fitted selector, best first.
 
@@ -32,11 +41,7 @@ def score_table(selector, names=None) -> list[dict]:
 
     ``names`` defaults to ``feature_names_in_``, else ``x0``, ``x1``, ...
     """
-    if names is None:
-        fitted = getattr(selector, "feature_names_in_", None)
-        n = selector.scores_.shape[0]
-        names = fitted if fitted is not None else [f"x{j}" for j in range(n)]
-    names = [str(n) for n in names]
+    names = _feature_names(selector, names)
     split = np.asarray(selector.split_scores_, dtype=np.float64)
     n_splits = split.shape[0]
     sd = split.std(axis=0, ddof=1) if n_splits > 1 else None
@@ -80,11 +85,7 @@ def group_table(selector, names=None) -> list[dict]:
     (``group_pvalues_adjusted_``) and ``selected``. ``names`` as in
     :func:`score_table`.
     """
-    if names is None:
-        fitted = getattr(selector, "feature_names_in_", None)
-        n = selector.scores_.shape[0]
-        names = fitted if fitted is not None else [f"x{j}" for j in range(n)]
-    names = [str(n) for n in names]
+    names = _feature_names(selector, names)
     support = selector.support_
     pvalues = selector.group_pvalues_
     adjusted = selector.group_pvalues_adjusted_
