@@ -305,3 +305,53 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
     estimators = [done[i][0] for i in range(len(jobs))]
     scored = [done[i][1] for i in range(len(jobs))]
     return estimators, scored
+
+
+def inner_ranking(plan: CrossFitPlan, job: SplitJob, *, y, classifier, cutoff, seed):
+    """Rank the candidates on one split's training rows alone (issue 30, WIP).
+
+    One inner split of ``job.train`` (half fitted, half scored, stratified for
+    classifiers), the columns tested as the selector tests them, and the
+    ``cutoff(scores, pvalues)`` mask's columns ordered by score: nothing of
+    ``job.test`` is fitted, stopped on or scored.
+    """
+    from sklearn.model_selection import train_test_split
+
+    from . import _inference
+
+    fit_rows, score_rows = train_test_split(
+        job.train,
+        test_size=0.5,
+        stratify=y[job.train] if classifier else None,
+        random_state=int(seed),
+    )
+    inner = SplitJob(job.index, np.sort(fit_rows), np.sort(score_rows))
+    _, est, scored, _ = fit_and_score(plan, inner)
+    w = None if plan.sample_weight is None else plan.sample_weight[inner.test]
+    units = scored.terms if w is None else scored.terms[np.asarray(w) != 0]
+    noise = None
+    if scored.noise is not None:
+        a2v, resid2, var = scored.noise
+        noise = a2v.sum(axis=0) * (resid2.sum() / var.sum()) if var.sum() > 0 else None
+    test = _inference.one_sided_test(units, noise)
+    keep = np.flatnonzero(cutoff(test.scores, test.pvalues))
+    return keep[np.argsort(-test.scores[keep], kind="mergesort")]
+
+
+def refit_scores(plan: CrossFitPlan, job: SplitJob, order, ks, *, y, scorer, dummy):
+    """Held-out scores of the booster refit on the top k of ``order``, per k."""
+    out = []
+    for k in ks:
+        k = min(int(k), order.size)
+        if k == 0:
+            model = clone(dummy).fit(np.zeros((job.train.size, 1)), y[job.train])
+            out.append(scorer(model, np.zeros((job.test.size, 1)), y[job.test]))
+            continue
+        cols = order[:k]
+        sub = dataclasses.replace(
+            plan, X=_safe_indexing(plan.X, cols, axis=1), n_features_in=k
+        )
+        est = clone_estimator(plan.estimator)
+        _fit(est, sub, job)
+        out.append(scorer(est, _safe_indexing(sub.X, job.test), y[job.test]))
+    return np.asarray(out, dtype=np.float64)

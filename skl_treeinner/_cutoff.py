@@ -56,6 +56,7 @@ ALPHA_CONSTRAINTS = [Interval(Real, 0, 1, closed="neither"), None]
 THRESHOLD_CONSTRAINTS = [Real, str, callable]
 #: What ``max_features`` may be: a count, a fraction in (0, 1], a callable on X.
 MAX_FEATURES_CONSTRAINTS = [
+    StrOptions({"best", "1se"}),
     Interval(Integral, 0, None, closed="left"),
     Interval(RealNotInt, 0, 1, closed="right"),
     callable,
@@ -240,7 +241,7 @@ def resolve_max_features(
     groups"`` with feature groups).
     """
     k = max_features
-    if k is None:
+    if k is None or isinstance(k, str):  # "best", "1se": the refit curve's k
         return None
     if callable(k):
         k = k(X)

@@ -142,6 +142,26 @@ class SelectionMixin:
         )
 
     @property
+    def n_features_(self) -> int:
+        """The k the refit curve's rule keeps (``max_features="best"``/``"1se"``).
+
+        Work in progress (issue 30): derived from ``cv_results_``.
+        """
+        from ._refit_curve import choose_k
+
+        check_is_fitted(self, "scores_")
+        results = getattr(self, "cv_results_", None)
+        if results is None:
+            raise NotFittedError(
+                "max_features='best' or '1se' needs the refit curve, which fit "
+                "computes only when max_features is one of them: fit again."
+            )
+        n_splits = sum(key.startswith("split") for key in results)
+        se = results["std_test_score"] / np.sqrt(max(n_splits, 1))
+        rule = self.max_features if isinstance(self.max_features, str) else "best"
+        return choose_k(results["n_features"], results["mean_test_score"], se, rule)
+
+    @property
     def group_support_(self) -> np.ndarray:
         """The kept feature groups, in the order of ``groups_`` (derived).
 
@@ -175,7 +195,9 @@ class SelectionMixin:
         check_is_fitted(self, "scores_")
         groups = self._fitted_groups()
         n_units, unit = _cutoff_units(self, groups)
-        if callable(self.max_features):
+        if isinstance(self.max_features, str):
+            count = self.n_features_
+        elif callable(self.max_features):
             if self.max_features is not self._fitted_max_features:
                 raise NotFittedError(
                     "max_features was set to a new callable after fit; it is "

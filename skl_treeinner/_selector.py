@@ -56,6 +56,7 @@ _FITTED = (
     "group_scores_se_",
     "_group_sum_pvalues",
     "_feature_groups",
+    "cv_results_",
 )
 
 
@@ -447,6 +448,7 @@ class TreeInnerSelector(
         "max_features": _cutoff.MAX_FEATURES_CONSTRAINTS,
         "feature_groups": [dict, None],
         "group_test": [StrOptions(set(GROUP_TESTS))],
+        "scoring": [str, callable, None],
         "prefit": ["boolean"],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -466,6 +468,7 @@ class TreeInnerSelector(
         max_features=None,
         feature_groups=None,
         group_test="sum+simes",
+        scoring=None,
         prefit=False,
         random_state=None,
         n_jobs=None,
@@ -481,6 +484,7 @@ class TreeInnerSelector(
         self.max_features = max_features
         self.feature_groups = feature_groups
         self.group_test = group_test
+        self.scoring = scoring
         self.prefit = prefit
         self.random_state = random_state
         self.n_jobs = n_jobs

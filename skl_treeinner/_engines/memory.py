@@ -29,6 +29,7 @@ from .._plan import (
     resolve_groups,
 )
 from .._readers import default_estimator, reader_class
+from .._refit_curve import CURVE_RULES, k_grid
 from .._scoring import (
     predecomp_rows,
     predecomp_scores,
@@ -234,6 +235,21 @@ class InMemory(Engine):
             "n_scored_rows_": test.n_rows,
             "test_units_": units,
         }
+        if selector.max_features in CURVE_RULES:
+            if selector.prefit or fgroups is not None:
+                raise NotImplementedError(
+                    "max_features='best'/'1se' with prefit=True or feature_groups "
+                    "is not implemented yet (issue 30, work in progress)."
+                )
+            fitted["cv_results_"] = _curve(
+                selector,
+                cross_fit,
+                jobs,
+                y=y_fit,
+                classifier=classifier,
+                base=base,
+                rng=plan.rng,
+            )
         if fgroups is not None:
             group_test = _inference.one_sided_test(
                 summed,
@@ -265,6 +281,56 @@ class InMemory(Engine):
 
                 out = pl.from_pandas(out)
         return _wrap_data_with_container("transform", out, X, selector)
+
+
+def _curve(selector, cross_fit, jobs, *, y, classifier, base, rng):
+    """Return the honest refit curve (issue 30, work in progress): see _crossfit."""
+    from sklearn.dummy import DummyClassifier, DummyRegressor
+    from sklearn.metrics import check_scoring
+
+    from .. import _cutoff
+
+    alpha, control = selector.alpha, selector.control
+
+    def cutoff(scores, pvalues):
+        threshold = _cutoff.threshold_value(scores, selector.threshold)
+        adjusted = (
+            None if alpha is None else _cutoff.adjusted_pvalues(pvalues, control, alpha)
+        )
+        return _cutoff.select(scores, threshold, None, pvalues=adjusted, alpha=alpha)
+
+    seeds = rng.randint(2**31 - 1, size=len(jobs))
+    orders = [
+        _crossfit.inner_ranking(
+            cross_fit, job, y=y, classifier=classifier, cutoff=cutoff, seed=seed
+        )
+        for job, seed in zip(jobs, seeds, strict=True)
+    ]
+    ks = k_grid(max(order.size for order in orders))
+    if selector.scoring is not None:
+        scoring = selector.scoring
+    elif classifier:
+        scoring = "roc_auc" if np.unique(y).size == 2 else "roc_auc_ovr"
+    else:
+        scoring = "r2"
+    scorer = check_scoring(base, scoring=scoring)
+    dummy = DummyClassifier(strategy="prior") if classifier else DummyRegressor()
+    scores = np.vstack(
+        [
+            _crossfit.refit_scores(
+                cross_fit, job, order, ks, y=y, scorer=scorer, dummy=dummy
+            )
+            for job, order in zip(jobs, orders, strict=True)
+        ]
+    )
+    results = {
+        "n_features": ks,
+        "mean_test_score": scores.mean(axis=0),
+        "std_test_score": scores.std(axis=0),
+    }
+    for i, row in enumerate(scores):
+        results[f"split{i}_test_score"] = row
+    return results
 
 
 #: The one instance the dispatch uses.
