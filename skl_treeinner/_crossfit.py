@@ -35,6 +35,8 @@ from ._threads import plan_threads
 __all__ = [
     "clone_estimator",
     "fit_and_score",
+    "refit_and_score",
+    "run_refits",
     "run_splits",
     "score_features",
     "Scored",
@@ -307,51 +309,75 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
     return estimators, scored
 
 
-def inner_ranking(plan: CrossFitPlan, job: SplitJob, *, y, classifier, cutoff, seed):
-    """Rank the candidates on one split's training rows alone (issue 30, WIP).
+def refit_and_score(plan: CrossFitPlan, job: SplitJob, columns, scoring):
+    """Refit a clone on the job's training rows with ``columns`` only; score its test.
 
-    One inner split of ``job.train`` (half fitted, half scored, stratified for
-    classifiers), the columns tested as the selector tests them, and the
-    ``cutoff(scores, pvalues)`` mask's columns ordered by score: nothing of
-    ``job.test`` is fitted, stopped on or scored.
+    The refit curve's step (:mod:`skl_treeinner._refit_curve`): early
+    stopping on the job's own carved rows, as the selector's fits; no
+    columns, the intercept alone (``scoring.dummy``). ``scoring`` holds the
+    scorer and the dummy. Returns the held-out score.
     """
-    from sklearn.model_selection import train_test_split
-
-    from . import _inference
-
-    fit_rows, score_rows = train_test_split(
-        job.train,
-        test_size=0.5,
-        stratify=y[job.train] if classifier else None,
-        random_state=int(seed),
-    )
-    inner = SplitJob(job.index, np.sort(fit_rows), np.sort(score_rows))
-    _, est, scored, _ = fit_and_score(plan, inner)
-    w = None if plan.sample_weight is None else plan.sample_weight[inner.test]
-    units = scored.terms if w is None else scored.terms[np.asarray(w) != 0]
-    noise = None
-    if scored.noise is not None:
-        a2v, resid2, var = scored.noise
-        noise = a2v.sum(axis=0) * (resid2.sum() / var.sum()) if var.sum() > 0 else None
-    test = _inference.one_sided_test(units, noise)
-    keep = np.flatnonzero(cutoff(test.scores, test.pvalues))
-    return keep[np.argsort(-test.scores[keep], kind="mergesort")]
-
-
-def refit_scores(plan: CrossFitPlan, job: SplitJob, order, ks, *, y, scorer, dummy):
-    """Held-out scores of the booster refit on the top k of ``order``, per k."""
-    out = []
-    for k in ks:
-        k = min(int(k), order.size)
-        if k == 0:
-            model = clone(dummy).fit(np.zeros((job.train.size, 1)), y[job.train])
-            out.append(scorer(model, np.zeros((job.test.size, 1)), y[job.test]))
-            continue
-        cols = order[:k]
-        sub = dataclasses.replace(
-            plan, X=_safe_indexing(plan.X, cols, axis=1), n_features_in=k
+    y, w = plan.y, plan.sample_weight
+    w_test = None if w is None else {"sample_weight": w[job.test]}
+    if len(columns) == 0:
+        rows = np.concatenate(
+            [job.train] + ([] if job.es_rows is None else [job.es_rows])
         )
-        est = clone_estimator(plan.estimator)
-        _fit(est, sub, job)
-        out.append(scorer(est, _safe_indexing(sub.X, job.test), y[job.test]))
-    return np.asarray(out, dtype=np.float64)
+        dummy = clone(scoring.dummy).fit(
+            np.zeros((rows.size, 1)), y[rows], None if w is None else w[rows]
+        )
+        return scoring.scorer(
+            dummy, np.zeros((job.test.size, 1)), y[job.test], **(w_test or {})
+        )
+    sub = dataclasses.replace(
+        plan,
+        X=_safe_indexing(plan.X, columns, axis=1),
+        n_features_in=len(columns),
+        feature_names_in=None,
+    )
+    est = clone_estimator(plan.estimator)
+    if final_step(est) is est:
+        reader_class(est).prepare_estimator(est, sub.X)
+    if plan.threads is not None:
+        _set_threads(est, plan.threads)
+    with threadpool_limits(limits=plan.threads, user_api="openmp"):
+        try:
+            _fit(est, sub, job)
+        except Exception as e:
+            raise type(e)(
+                f"The refit curve (max_features='best' or '1se') refits "
+                f"{type(est).__name__} on {len(columns)} of the columns of X, "
+                f"which failed: {e} Steps or parameters that name X's columns "
+                "by position or name must take any subset of them."
+            ) from e
+        return scoring.scorer(
+            est, _safe_indexing(sub.X, job.test), y[job.test], **(w_test or {})
+        )
+
+
+def run_refits(plan: CrossFitPlan, tasks, *, n_jobs, verbose, name):
+    """Run :func:`refit_and_score` on ``(job, columns, scoring)`` tasks, in order.
+
+    In parallel as :func:`run_splits` runs the splits (the same plan of
+    workers and booster threads, over the tasks).
+    """
+    final = final_step(plan.estimator)
+    threads = plan_threads(
+        len(tasks),
+        n_jobs,
+        threads_change_results=reader_class(final).threads_change_results(final),
+    )
+    plan = dataclasses.replace(plan, threads=threads.booster_threads, verbose=0)
+    parallel = Parallel(
+        n_jobs=threads.workers, prefer=threads.prefer, return_as="generator"
+    )
+    with threadpool_limits(limits=plan.threads, user_api="blas"):
+        calls = (delayed(refit_and_score)(plan, *task) for task in tasks)
+        bar = progress(
+            parallel(calls),
+            total=len(tasks),
+            desc=f"{name}: refit curve",
+            verbose=verbose,
+            unit="refit",
+        )
+        return np.asarray(list(bar), dtype=np.float64)

@@ -129,6 +129,11 @@ class SelectionPlan:
     booster_seed: int
     #: Draws one seed per split (its early-stopping rows), after those two.
     rng: np.random.RandomState
+    #: With ``max_features="best"``/``"1se"``: ``candidates(fitted)``, the
+    #: units (features, or feature groups) that pass the selector's cut-off
+    #: on one split's fitted statistics, best first (the refit curve's
+    #: ranking, :mod:`skl_treeinner._refit_curve`); else ``None``.
+    candidates: object = None
 
 
 # -- what to fit -------------------------------------------------------------------

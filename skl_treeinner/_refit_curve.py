@@ -1,19 +1,39 @@
-"""Work in progress (issue 30, branch issue-30-wip): the refit curve's pure parts.
+"""The refit curve: how many of the best-ranked features a model needs.
 
-How many features does a model need: a curve of the refit booster's held-out
-score against the number k of best-ranked candidates, and the k that
-``max_features="best"`` or ``"1se"`` keeps. This module holds the parts that
-need no booster: the grid of k (dense where curves bend, for small k) and the
-choice of k from a curve. The honest curve itself (for every outer split, a
-ranking from that split's training rows alone, then refits of the top k) is
-to come in the in-memory engine; see the session note of 2026-11-26.
+``TreeInnerSelector(max_features="best" | "1se")`` chooses k from a curve of
+a refit booster's held-out score against the number k of best-ranked
+candidates (features, or feature groups). The curve is honest by
+construction (a nested protocol): for every outer split of the selector,
+
+1. the candidates are ranked on that split's **training rows alone**: they
+   are split once more (half fitted, half scored, the halves drawn as the
+   selector draws its own: by group, in time order or stratified), the
+   booster is fitted and the features tested exactly as the selector tests
+   them, and the candidates passing its cut-off are ordered by score;
+2. for every k of a grid (:func:`k_grid`), the booster is refitted on the
+   split's training rows with the top k candidates' columns (early stopping
+   on the split's own carved rows) and scored on the split's held-out rows
+   (k = 0: the intercept alone, scikit-learn's ``Dummy*``).
+
+The held-out rows of a split are thus never fitted, stopped on or scored
+while its ranking is made. The engines run the fits; this module holds
+what needs none: the grid, the choice of k, the columns of the top k units,
+the default scoring and the fitted ``cv_results_``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CURVE_RULES", "choose_k", "k_grid"]
+__all__ = [
+    "CURVE_RULES",
+    "FrozenPredictions",
+    "choose_k",
+    "curve_results",
+    "default_scoring",
+    "k_grid",
+    "top_columns",
+]
 
 #: The rules ``max_features`` may name to choose k from a fitted curve.
 CURVE_RULES = ("best", "1se")
@@ -22,8 +42,9 @@ CURVE_RULES = ("best", "1se")
 def k_grid(n_candidates: int, *, dense: int = 10, step: float = 1.3) -> np.ndarray:
     """Return the numbers of features a curve is evaluated at.
 
-    Every k from 0 (the intercept alone) to ``dense``, then a geometric grid
-    of ratio ``step`` up to ``n_candidates``, which is always included.
+    Every k from 0 (the intercept alone) to ``dense``, where curves bend,
+    then a geometric grid of ratio ``step`` up to ``n_candidates``, which is
+    always included: 20 refits per split for 40 candidates, 28 for 1,000.
 
     Examples
     --------
@@ -46,7 +67,7 @@ def choose_k(n_features, mean, se, rule: str) -> int:
 
     ``"best"``: the k of the highest mean (the smallest such k on ties);
     ``"1se"``: the smallest k whose mean is within one standard error of the
-    best mean (Breiman et al.'s one-standard-error rule).
+    best mean (the one-standard-error rule of Breiman et al., 1984, §3.4.3).
 
     Examples
     --------
@@ -65,3 +86,95 @@ def choose_k(n_features, mean, se, rule: str) -> int:
         within = np.flatnonzero(mean >= mean[best] - se[best])
         return int(ks[within.min()])
     raise ValueError(f"rule={rule!r} is not one of {CURVE_RULES}.")
+
+
+def curve_standard_error(results: dict) -> np.ndarray:
+    """Return the standard error of each mean: the splits' standard deviation / √splits.
+
+    The splits' held-out rows are disjoint, but their training rows overlap,
+    so this understates the error of the mean somewhat (as RFECV's and
+    probatus' curves do); it is what the one-standard-error rule compares.
+    """
+    n_splits = sum(key.startswith("split") for key in results)
+    return np.asarray(results["std_test_score"]) / np.sqrt(max(n_splits, 1))
+
+
+def top_columns(order, k: int, members=None) -> np.ndarray:
+    """Return the columns of the top ``k`` units of ``order``, in X's order.
+
+    ``order`` lists unit indices best first: columns, or feature groups
+    when ``members`` (the groups' column indices) is given.
+    """
+    top = np.asarray(order, dtype=np.int64)[: int(k)]
+    if members is not None:
+        top = (
+            np.concatenate([members[g] for g in top])
+            if top.size
+            else np.empty(0, dtype=np.int64)
+        )
+    return np.sort(top)
+
+
+def default_scoring(classifier: bool, n_classes: int) -> str:
+    """Return the curve's default score: R² or ROC AUC (one-vs-rest).
+
+    ROC AUC rather than log loss: it reads the same at every class balance
+    and is what the comparison pages report; pass ``scoring="neg_log_loss"``
+    for calibrated probabilities.
+    """
+    if not classifier:
+        return "r2"
+    return "roc_auc" if n_classes <= 2 else "roc_auc_ovr"
+
+
+def curve_results(ks, split_scores) -> dict:
+    """Return ``cv_results_`` with RFECV's keys, from (n_splits, n_k) scores."""
+    scores = np.atleast_2d(np.asarray(split_scores, dtype=np.float64))
+    results = {
+        "n_features": np.asarray(ks, dtype=np.int64),
+        "mean_test_score": scores.mean(axis=0),
+        "std_test_score": scores.std(axis=0),
+    }
+    for i, row in enumerate(scores):
+        results[f"split{i}_test_score"] = row
+    return results
+
+
+class FrozenPredictions:
+    """A fitted model's held-out predictions, posing as the model for a scorer.
+
+    scikit-learn's scorers call ``predict``/``predict_proba``/
+    ``decision_function`` on the estimator and X they are given; where the
+    predictions were computed elsewhere (on a Dask cluster), this hands them
+    back whatever X is, so that any scorer applies unchanged.
+    """
+
+    def __init__(self, outputs: dict, classes=None):
+        self._outputs = outputs
+        if classes is not None:
+            self.classes_ = np.asarray(classes)
+            self._estimator_type = "classifier"
+        else:
+            self._estimator_type = "regressor"
+
+    def _output(self, method):
+        if method not in self._outputs:
+            raise AttributeError(method)
+        return self._outputs[method]
+
+    def predict(self, X):
+        return self._output("predict")
+
+    def predict_proba(self, X):
+        return self._output("predict_proba")
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, RegressorTags, Tags, TargetTags
+
+        classifier = self._estimator_type == "classifier"
+        return Tags(
+            estimator_type=self._estimator_type,
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags() if classifier else None,
+            regressor_tags=None if classifier else RegressorTags(),
+        )

@@ -15,14 +15,14 @@ return themselves.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import TransformerMixin
+from sklearn.base import TransformerMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from . import _cutoff, _feature_groups
+from . import _cutoff, _feature_groups, _refit_curve
 from ._engines import engine_for
 
-__all__ = ["SelectionMixin"]
+__all__ = ["SelectionMixin", "curve_candidates"]
 
 
 def _cutoff_units(selector, groups):
@@ -30,6 +30,30 @@ def _cutoff_units(selector, groups):
     if groups is None:
         return selector.n_features_in_, "features"
     return groups.n_groups, "feature groups"
+
+
+def curve_candidates(selector, fitted) -> np.ndarray:
+    """Return the units passing the cut-off on one split's statistics, best first.
+
+    ``fitted`` holds the statistics of one inner split (``scores_``,
+    ``scores_se_``, ``pvalues_`` and, with feature groups, the groups'); the
+    cut-off is ``selector``'s own (``alpha``, ``control``, ``threshold``,
+    ``group_test``) without ``max_features``. Returns column indices, or
+    group indices with feature groups, ordered by score (ties by position).
+    The refit curve (:mod:`~skl_treeinner._refit_curve`) refits the top k.
+    """
+    probe = clone(selector).set_params(max_features=None)
+    probe.n_features_in_ = selector.n_features_in_
+    if hasattr(selector, "feature_names_in_"):
+        probe.feature_names_in_ = selector.feature_names_in_
+    for name, value in fitted.items():
+        setattr(probe, name, value)
+    if "_feature_groups" in fitted:
+        keep, scores = probe.group_support_, probe.group_scores_
+    else:
+        keep, scores = probe.support_, probe.scores_
+    kept = np.flatnonzero(keep)
+    return kept[np.argsort(-np.asarray(scores)[kept], kind="mergesort")]
 
 
 class SelectionMixin:
@@ -143,23 +167,33 @@ class SelectionMixin:
 
     @property
     def n_features_(self) -> int:
-        """The k the refit curve's rule keeps (``max_features="best"``/``"1se"``).
+        """The number of features kept (feature groups, with ``feature_groups``).
 
-        Work in progress (issue 30): derived from ``cv_results_``.
+        Derived, as RFECV's: the count of ``support_`` (of
+        ``group_support_``). With ``max_features="best"``/``"1se"`` it is the
+        k the rule reads off ``cv_results_``, or fewer where fewer pass the
+        test on all rows.
         """
-        from ._refit_curve import choose_k
-
         check_is_fitted(self, "scores_")
+        if self._fitted_groups() is None:
+            return int(self.support_.sum())
+        return int(self.group_support_.sum())
+
+    def _curve_k(self) -> int:
+        """Return the k ``max_features="best"``/``"1se"`` reads off the curve."""
         results = getattr(self, "cv_results_", None)
         if results is None:
             raise NotFittedError(
-                "max_features='best' or '1se' needs the refit curve, which fit "
-                "computes only when max_features is one of them: fit again."
+                f"max_features={self.max_features!r} needs the refit curve "
+                "(cv_results_), which fit computes only when max_features is "
+                "'best' or '1se': fit again with it."
             )
-        n_splits = sum(key.startswith("split") for key in results)
-        se = results["std_test_score"] / np.sqrt(max(n_splits, 1))
-        rule = self.max_features if isinstance(self.max_features, str) else "best"
-        return choose_k(results["n_features"], results["mean_test_score"], se, rule)
+        return _refit_curve.choose_k(
+            results["n_features"],
+            results["mean_test_score"],
+            _refit_curve.curve_standard_error(results),
+            self.max_features,
+        )
 
     @property
     def group_support_(self) -> np.ndarray:
@@ -196,7 +230,7 @@ class SelectionMixin:
         groups = self._fitted_groups()
         n_units, unit = _cutoff_units(self, groups)
         if isinstance(self.max_features, str):
-            count = self.n_features_
+            count = self._curve_k()
         elif callable(self.max_features):
             if self.max_features is not self._fitted_max_features:
                 raise NotFittedError(

@@ -12,6 +12,7 @@ or an engine (the dispatch's).
 
 from __future__ import annotations
 
+import functools
 from numbers import Integral
 
 from sklearn.base import (
@@ -32,7 +33,7 @@ from ._plan import (
     selection_seeds,
 )
 from ._routing import SklearnPlumbingMixin
-from ._selection import SelectionMixin
+from ._selection import SelectionMixin, curve_candidates
 
 __all__ = ["EARLY_STOPPING_FRACTION", "TreeInnerSelector"]
 
@@ -580,4 +581,9 @@ class TreeInnerSelector(
             split_seed=split_seed,
             booster_seed=booster_seed,
             rng=rng,
+            candidates=(
+                functools.partial(curve_candidates, self)
+                if isinstance(self.max_features, str)
+                else None
+            ),
         )

@@ -30,6 +30,7 @@ __all__ = [
     "SplitJob",
     "check_groups",
     "check_scoring_rows",
+    "inner_splits",
     "make_jobs",
     "make_splits",
 ]
@@ -222,3 +223,44 @@ def make_jobs(splits, *, y, classifier, es_reader, seeds) -> list[SplitJob]:
                 )
         jobs.append(SplitJob(i, np.sort(fit_rows), test, np.sort(es_rows)))
     return jobs
+
+
+def inner_splits(jobs, *, y, classifier, labels, groups, ordered, seed):
+    """Split each job's training rows in two: fitted on, and ranked on.
+
+    The refit curve's ranking of split i (:mod:`skl_treeinner._refit_curve`)
+    comes from these halves of split i's training rows alone: by group where
+    ``groups`` are given, earlier rows fitted and later rows ranked where
+    the splits keep time order (``ordered``), else stratified for
+    classifiers. Returns one (fit rows, ranked rows) pair per job, as row
+    indices of the whole data.
+    """
+    pairs = []
+    for job in jobs:
+        train = job.train
+        if job.es_rows is not None:  # the early-stopping rows are training rows
+            train = np.sort(np.concatenate([train, job.es_rows]))
+        if ordered:
+            half = train.size // 2
+            pairs.append((train[:half], train[half:]))
+            continue
+        try:
+            ((inner_fit, inner_test),) = make_splits(
+                np.zeros((train.size, 1)),
+                y[train],
+                cv=None,
+                validation_fraction=0.5,
+                classifier=classifier,
+                groups=None if groups is None else np.asarray(groups)[train],
+                split_params={},
+                seed=int(seed) + job.index,
+                labels=labels,
+            )
+        except ValueError as e:
+            raise ValueError(
+                "The refit curve (max_features='best' or '1se') ranks the "
+                f"features of split {job.index + 1} on half of its "
+                f"{train.size} training rows and cannot split them: {e}"
+            ) from e
+        pairs.append((train[inner_fit], train[inner_test]))
+    return pairs

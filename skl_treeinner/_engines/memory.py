@@ -12,6 +12,7 @@ per-row terms of all splits are pooled for the test
 from __future__ import annotations
 
 import copy
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.feature_selection import SelectorMixin
@@ -29,7 +30,7 @@ from .._plan import (
     resolve_groups,
 )
 from .._readers import default_estimator, reader_class
-from .._refit_curve import CURVE_RULES, k_grid
+from .._refit_curve import curve_results, default_scoring, k_grid, top_columns
 from .._scoring import (
     predecomp_rows,
     predecomp_scores,
@@ -123,6 +124,13 @@ class InMemory(Engine):
         groups = plan.groups
         _splits.check_groups(groups, y.shape[0])
         fgroups = resolve_groups(selector)
+        if plan.candidates is not None and selector.prefit:
+            raise ValueError(
+                f"max_features={selector.max_features!r} chooses k from refits "
+                "of the booster on training rows its ranking never scored; with "
+                "prefit=True the selector fits nothing. Fit with prefit=False, "
+                "or choose k yourself (max_features=int)."
+            )
 
         if selector.prefit:
             tests = [np.arange(y.shape[0])]
@@ -202,62 +210,24 @@ class InMemory(Engine):
             splits=None if selector.prefit else splits,
             classifier=classifier,
         )
-        contributions = [part.terms for part in scored]
-        pooled = _inference.pool_rows(
-            y.shape[0],
-            tests,
-            contributions,
-            weight,
-            groups if units == "groups" else None,
-        )
-        # The groups' per-unit sums: linear, so the same rows or groups as the
-        # columns' test.
-        summed = None if fgroups is None else fgroups.sums(pooled)
-        if units == "blocks":
-            if summed is not None:  # blocks long enough for the sums too
-                width = pooled.shape[1]
-                summed = _dependence.block_sums(np.hstack([pooled, summed]))[:, width:]
-            pooled = _dependence.block_sums(pooled)
-        test = _inference.one_sided_test(
-            pooled,
-            _inference.pool_noise(
-                y.shape[0], tests, [part.noise for part in scored], weight
-            ),
-        )
-        split_scores = np.vstack([z.sum(axis=0) for z in contributions])
+        pooled = _Pooled(y.shape[0], weight, groups if units == "groups" else None)
         fitted = {
             "estimators_": estimators,
             "estimator_": estimators[0],
-            "split_scores_": split_scores,
-            "scores_": split_scores.sum(axis=0),
-            "scores_se_": test.se,
-            "pvalues_": test.pvalues,
-            "n_scored_rows_": test.n_rows,
-            "test_units_": units,
+            **_statistics(pooled, tests, scored, units=units, fgroups=fgroups),
         }
-        if selector.max_features in CURVE_RULES:
-            if selector.prefit or fgroups is not None:
-                raise NotImplementedError(
-                    "max_features='best'/'1se' with prefit=True or feature_groups "
-                    "is not implemented yet (issue 30, work in progress)."
-                )
+        if plan.candidates is not None:
             fitted["cv_results_"] = _curve(
-                selector,
+                plan,
                 cross_fit,
                 jobs,
+                pooled,
                 y=y_fit,
                 classifier=classifier,
+                units=units,
+                fgroups=fgroups,
                 base=base,
-                rng=plan.rng,
             )
-        if fgroups is not None:
-            group_test = _inference.one_sided_test(
-                summed,
-                _inference.pool_noise(
-                    y.shape[0], tests, [part.group_noise for part in scored], weight
-                ),
-            )
-            fitted.update(group_statistics(fgroups, group_test))
         return fitted
 
     def transform(self, selector, X):
@@ -283,54 +253,135 @@ class InMemory(Engine):
         return _wrap_data_with_container("transform", out, X, selector)
 
 
-def _curve(selector, cross_fit, jobs, *, y, classifier, base, rng):
-    """Return the honest refit curve (issue 30, work in progress): see _crossfit."""
+class _Pooled(NamedTuple):
+    """What pooling the splits' rows into the test's units needs beside the rows."""
+
+    n_rows: int
+    weight: object
+    groups: object  # the row groups where the units are groups, else None
+
+
+def _statistics(pooled: _Pooled, tests, scored, *, units, fgroups) -> dict:
+    """Return the fitted statistics of the splits' ``scored`` rows ``tests``.
+
+    The per-row terms of all splits are pooled into the test's units (rows,
+    groups or time blocks; a row scored by several splits enters once), the
+    columns and, with ``fgroups``, the groups' sums are tested.
+    """
+    contributions = [part.terms for part in scored]
+    rows = _inference.pool_rows(
+        pooled.n_rows, tests, contributions, pooled.weight, pooled.groups
+    )
+    # The groups' per-unit sums: linear, so the same rows or groups as the
+    # columns' test.
+    summed = None if fgroups is None else fgroups.sums(rows)
+    if units == "blocks":
+        if summed is not None:  # blocks long enough for the sums too
+            width = rows.shape[1]
+            summed = _dependence.block_sums(np.hstack([rows, summed]))[:, width:]
+        rows = _dependence.block_sums(rows)
+    test = _inference.one_sided_test(
+        rows,
+        _inference.pool_noise(
+            pooled.n_rows, tests, [part.noise for part in scored], pooled.weight
+        ),
+    )
+    split_scores = np.vstack([z.sum(axis=0) for z in contributions])
+    fitted = {
+        "split_scores_": split_scores,
+        "scores_": split_scores.sum(axis=0),
+        "scores_se_": test.se,
+        "pvalues_": test.pvalues,
+        "n_scored_rows_": test.n_rows,
+        "test_units_": units,
+    }
+    if fgroups is not None:
+        group_test = _inference.one_sided_test(
+            summed,
+            _inference.pool_noise(
+                pooled.n_rows,
+                tests,
+                [part.group_noise for part in scored],
+                pooled.weight,
+            ),
+        )
+        fitted.update(group_statistics(fgroups, group_test))
+    return fitted
+
+
+def _curve(plan, cross_fit, jobs, pooled, *, y, classifier, units, fgroups, base):
+    """Return the honest refit curve's ``cv_results_`` (:mod:`.._refit_curve`).
+
+    Per outer split: the candidates ranked on half of its training rows
+    after fitting on the other half (:func:`~.._splits.inner_splits`), the
+    test and cut-off the selector's own; then the booster refitted on the
+    split's training rows with the top k candidates' columns, for every k
+    of the grid, and scored on the split's held-out rows.
+    """
     from sklearn.dummy import DummyClassifier, DummyRegressor
     from sklearn.metrics import check_scoring
 
-    from .. import _cutoff
-
-    alpha, control = selector.alpha, selector.control
-
-    def cutoff(scores, pvalues):
-        threshold = _cutoff.threshold_value(scores, selector.threshold)
-        adjusted = (
-            None if alpha is None else _cutoff.adjusted_pvalues(pvalues, control, alpha)
-        )
-        return _cutoff.select(scores, threshold, None, pvalues=adjusted, alpha=alpha)
-
-    seeds = rng.randint(2**31 - 1, size=len(jobs))
+    selector = plan.selector
+    name = type(selector).__name__
+    n_classes = int(np.max(y)) + 1 if classifier else 0
+    pairs = _splits.inner_splits(
+        jobs,
+        y=y,
+        classifier=classifier,
+        labels=np.arange(n_classes) if classifier else None,
+        groups=pooled.groups if units == "groups" else plan.groups,
+        ordered=units == "blocks",
+        seed=plan.rng.randint(2**31 - 1),
+    )
+    inner = _splits.make_jobs(
+        pairs,
+        y=y,
+        classifier=classifier,
+        es_reader=cross_fit.es_reader,
+        seeds=plan.rng.randint(2**31 - 1, size=len(pairs)),
+    )
+    _, scored = _crossfit.run_splits(
+        cross_fit,
+        inner,
+        n_jobs=selector.n_jobs,
+        verbose=selector.verbose,
+        name=f"{name} (refit curve's rankings)",
+    )
     orders = [
-        _crossfit.inner_ranking(
-            cross_fit, job, y=y, classifier=classifier, cutoff=cutoff, seed=seed
+        plan.candidates(
+            _statistics(pooled, [job.test], [part], units=units, fgroups=fgroups)
         )
-        for job, seed in zip(jobs, seeds, strict=True)
+        for job, part in zip(inner, scored, strict=True)
     ]
     ks = k_grid(max(order.size for order in orders))
-    if selector.scoring is not None:
-        scoring = selector.scoring
-    elif classifier:
-        scoring = "roc_auc" if np.unique(y).size == 2 else "roc_auc_ovr"
-    else:
-        scoring = "r2"
-    scorer = check_scoring(base, scoring=scoring)
-    dummy = DummyClassifier(strategy="prior") if classifier else DummyRegressor()
-    scores = np.vstack(
-        [
-            _crossfit.refit_scores(
-                cross_fit, job, order, ks, y=y, scorer=scorer, dummy=dummy
-            )
-            for job, order in zip(jobs, orders, strict=True)
-        ]
+    scoring = _CurveScoring(
+        check_scoring(
+            base,
+            scoring=(
+                default_scoring(classifier, n_classes)
+                if selector.scoring is None
+                else selector.scoring
+            ),
+        ),
+        DummyClassifier(strategy="prior") if classifier else DummyRegressor(),
     )
-    results = {
-        "n_features": ks,
-        "mean_test_score": scores.mean(axis=0),
-        "std_test_score": scores.std(axis=0),
-    }
-    for i, row in enumerate(scores):
-        results[f"split{i}_test_score"] = row
-    return results
+    members = None if fgroups is None else fgroups.members
+    tasks = [
+        (job, top_columns(order, min(k, order.size), members), scoring)
+        for job, order in zip(jobs, orders, strict=True)
+        for k in ks
+    ]
+    scores = _crossfit.run_refits(
+        cross_fit, tasks, n_jobs=selector.n_jobs, verbose=selector.verbose, name=name
+    )
+    return curve_results(ks, scores.reshape(len(jobs), ks.size))
+
+
+class _CurveScoring(NamedTuple):
+    """How a refit is scored: the scorer, and the model of k = 0 features."""
+
+    scorer: object
+    dummy: object
 
 
 #: The one instance the dispatch uses.
