@@ -32,6 +32,7 @@ __all__ = [
     "curve_results",
     "default_scoring",
     "k_grid",
+    "prefit_refusal",
     "top_columns",
 ]
 
@@ -113,6 +114,16 @@ def top_columns(order, k: int, members=None) -> np.ndarray:
             else np.empty(0, dtype=np.int64)
         )
     return np.sort(top)
+
+
+def prefit_refusal(max_features) -> ValueError:
+    """Return the error a prefit selector raises for a curve rule, before scoring."""
+    return ValueError(
+        f"max_features={max_features!r} chooses k from refits of the booster on "
+        "training rows its ranking never scored; with prefit=True the selector "
+        "fits nothing. Fit with prefit=False, or choose k yourself "
+        "(max_features=int)."
+    )
 
 
 def default_scoring(classifier: bool, n_classes: int) -> str:

@@ -436,7 +436,7 @@ def test_a_worker_killed_while_a_split_trains_is_survived(client, tmp_path):
 
 
 def test_a_split_that_keeps_losing_workers_says_so(client, monkeypatch):
-    from skl_treeinner._engines.dask import _selector
+    from skl_treeinner._engines.dask import _fits
 
     calls = []
 
@@ -448,8 +448,8 @@ def test_a_split_that_keeps_losing_workers_says_so(client, monkeypatch):
             "Stack trace:\n  [bt] (0) libxgboost.so"
         )
 
-    monkeypatch.setattr(_selector, "_fit_split", lost)
-    monkeypatch.setattr(_selector, "_a_worker_left", lambda *args: True)
+    monkeypatch.setattr(_fits, "_fit_split", lost)
+    monkeypatch.setattr(_fits, "_a_worker_left", lambda *args: True)
     X, y = _data(n=300, seed=12)
     Xd, yd = da.from_array(X, chunks=(100, 5)), da.from_array(y, chunks=100)
     est = dxgb.DaskXGBRegressor(n_estimators=3)
@@ -464,14 +464,14 @@ def test_a_split_that_keeps_losing_workers_says_so(client, monkeypatch):
         calls.append(1)
         raise ValueError("objective not supported")
 
-    monkeypatch.setattr(_selector, "_fit_split", refused)
+    monkeypatch.setattr(_fits, "_fit_split", refused)
     with pytest.raises(ValueError, match="objective not supported"):
         TreeInnerSelector(est, cv=None).fit(Xd, yd)
     assert len(calls) == 4
     # A peer's "Allreduce failed" while every worker stayed (one failed on
     # its data, say) is raised at once too, as are Dask's KilledWorker.
-    monkeypatch.setattr(_selector, "_fit_split", lost)
-    monkeypatch.setattr(_selector, "_a_worker_left", lambda *args: False)
+    monkeypatch.setattr(_fits, "_fit_split", lost)
+    monkeypatch.setattr(_fits, "_a_worker_left", lambda *args: False)
     with pytest.raises(xgb.core.XGBoostError, match="Ring Allreduce failed"):
         TreeInnerSelector(est, cv=None).fit(Xd, yd)
     assert len(calls) == 5
@@ -480,7 +480,7 @@ def test_a_split_that_keeps_losing_workers_says_so(client, monkeypatch):
     from distributed import KilledWorker
 
     worker = SimpleNamespace(address="tcp://127.0.0.1:1")
-    assert not _selector._lost_worker(KilledWorker("task", worker, 3))
+    assert not _fits._lost_worker(KilledWorker("task", worker, 3))
 
 
 def test_a_target_too_large_for_xgboost_is_refused_on_dask_too(client):

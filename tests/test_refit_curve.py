@@ -8,8 +8,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import r2_score, roc_auc_score
 from sklearn.model_selection import GroupKFold, KFold, TimeSeriesSplit
 
-from skl_treeinner import TreeInnerSelector
-from skl_treeinner import _splits
+from skl_treeinner import TreeInnerSelector, _splits
 from skl_treeinner._refit_curve import choose_k, curve_standard_error, k_grid
 
 

@@ -30,7 +30,13 @@ from .._plan import (
     resolve_groups,
 )
 from .._readers import default_estimator, reader_class
-from .._refit_curve import curve_results, default_scoring, k_grid, top_columns
+from .._refit_curve import (
+    curve_results,
+    default_scoring,
+    k_grid,
+    prefit_refusal,
+    top_columns,
+)
 from .._scoring import (
     predecomp_rows,
     predecomp_scores,
@@ -125,12 +131,7 @@ class InMemory(Engine):
         _splits.check_groups(groups, y.shape[0])
         fgroups = resolve_groups(selector)
         if plan.candidates is not None and selector.prefit:
-            raise ValueError(
-                f"max_features={selector.max_features!r} chooses k from refits "
-                "of the booster on training rows its ranking never scored; with "
-                "prefit=True the selector fits nothing. Fit with prefit=False, "
-                "or choose k yourself (max_features=int)."
-            )
+            raise prefit_refusal(selector.max_features)
 
         if selector.prefit:
             tests = [np.arange(y.shape[0])]

@@ -16,7 +16,7 @@ from sklearn.utils import _safe_indexing
 from ..._plan import MIN_SCORING_ROWS, MIN_SPLIT_ROWS
 from ._collections import aligned, is_array, tree_reduce
 
-__all__ = ["Codes", "Rows", "check_rows", "class_labels", "rows_of", "summary"]
+__all__ = ["ROLES", "Codes", "Rows", "check_rows", "class_labels", "rows_of", "summary"]
 
 
 def _strata(values, stratify):
@@ -29,6 +29,11 @@ def _share(rng, rows, fraction):
     """About ``fraction`` of ``rows``, drawn at random, rounded at random."""
     count = int(np.floor(fraction * rows.size + rng.random()))
     return rows[rng.permutation(rows.size)[:count]]
+
+
+#: The rows of split j a task may take: fitted on, stopped early on, held
+#: out; and the same of the refit curve's inner split of j's training rows.
+ROLES = ("fit", "stop", "test", "inner-fit", "inner-stop", "inner-test")
 
 
 class Codes:
@@ -61,6 +66,38 @@ class Codes:
                 self.fold[_share(rng, rows, test_fraction)] = 0
         self._values, self._stratify = values, stratify
         self._seed, self._number, self._es_fraction = seed, number, es_fraction
+
+    def ranked(self, j) -> np.ndarray:
+        """Boolean mask of split j's training rows its refit curve ranks on.
+
+        About half of them in each stratum, drawn for each split on its own;
+        the other half (less its early-stopping rows) is fitted on. See
+        :mod:`skl_treeinner._refit_curve`.
+        """
+        mask = np.zeros(self.fold.shape[0], dtype=bool)
+        rng = np.random.default_rng([self._seed, self._number, j + 1, 1])
+        training = self.fold != j
+        for rows in _strata(self._values, self._stratify):
+            mask[_share(rng, rows[training[rows]], 0.5)] = True
+        return mask
+
+    def role(self, j, role: str) -> np.ndarray:
+        """Boolean mask of split j's rows of a :data:`ROLES` role."""
+        if role == "test":
+            return self.fold == j
+        training = self.fold != j
+        stopping = self.stopping(j)
+        if role.startswith("inner-"):
+            ranked = self.ranked(j)
+            if role == "inner-test":
+                return training & ranked
+            training &= ~ranked
+            role = role[len("inner-") :]
+        if role == "stop":
+            return training & stopping
+        if role == "fit":
+            return training & ~stopping
+        raise ValueError(f"role={role!r} is not one of {ROLES}.")
 
     def stopping(self, j) -> np.ndarray:
         """Boolean mask of the rows split j stops early on."""
@@ -237,10 +274,9 @@ def check_rows(counts, scored, *, labels, what, prefit=False):
         )
 
 
-def _take(X, y, w, codes, j, stop):
-    """Take the rows of a partition that split j fits on, or stops early on."""
-    stopping = codes.stopping(j)
-    rows = np.flatnonzero((codes.fold != j) & (stopping if stop else ~stopping))
+def _take(X, y, w, codes, j, role):
+    """Take the rows of a partition that split j uses in a :data:`ROLES` role."""
+    rows = np.flatnonzero(codes.role(j, role))
     take = None if w is None else _safe_indexing(w, rows)
     return _safe_indexing(X, rows), _safe_indexing(y, rows), take
 
@@ -270,9 +306,9 @@ def _collection(parts, like):
     return dd.from_delayed(parts, meta=like, verify_meta=False)
 
 
-def rows_of(dask, rows, j, stop):
-    """Lazy X, y and weights of split j's fitting or early-stopping rows."""
-    taken = rows.tasks(dask, _take, j, stop)
+def rows_of(dask, rows, j, role):
+    """Lazy X, y and weights of split j's rows of a :data:`ROLES` role."""
+    taken = rows.tasks(dask, _take, j, role)
     X = _collection([t[0] for t in taken], _meta_of(rows.X))
     y = _collection([t[1] for t in taken], _meta_of(rows.y, rows.labels is not None))
     w = None if rows.w is None else _collection([t[2] for t in taken], _meta_of(rows.w))

@@ -31,12 +31,9 @@ the model of its fold.
 from __future__ import annotations
 
 import copy
-import time
-import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import validate_data
@@ -52,7 +49,6 @@ from ..._plan import (
     resolve_estimator,
     resolve_groups,
 )
-from ..._progress import progress, write_line
 from ..._readers import (
     default_library,
     engine_estimator_names,
@@ -61,8 +57,9 @@ from ..._readers import (
     read_model,
     reader_class,
 )
+from ..._refit_curve import prefit_refusal
 from ..._validation import check_prefit, check_target_spread
-from ._codes import Rows, check_rows, class_labels, rows_of, summary
+from ._codes import Rows, check_rows, class_labels, summary
 from ._collections import (
     aligned,
     dask_modules,
@@ -71,6 +68,8 @@ from ._collections import (
     shared_object,
     tree_reduce,
 )
+from ._curve import dask_curve
+from ._fits import fit_all, fit_with_retries
 
 __all__ = ["ENGINE", "fit_dask", "meta"]
 
@@ -140,39 +139,18 @@ def _check_fit_params(fit_params, passed_on):
             )
 
 
-def _fit_split(dask, est, rows, j, *, plan_params, es_reader, weighted):
-    """Fit ``est`` with its own Dask ``fit`` on split j's rows (all lazy)."""
-    X, y, w = rows_of(dask, rows, j, False)
-    params = dict(plan_params)
-    if weighted:
-        params["sample_weight"] = w
-    if es_reader is not None:
-        X_es, y_es, w_es = rows_of(dask, rows, j, True)
-        params.update(
-            es_reader.early_stopping_fit_params(
-                est,
-                X_es,
-                y_es,
-                sample_weight=w_es if weighted else None,
-                fit_params=params,
-            )
-        )
-    est.fit(X, y, **params)
-    return est
-
-
 # -- scoring -----------------------------------------------------------------------
 def _partition_moments(X, y, w, codes, scoring):
     """Per split: the :class:`Moments` of the per-row terms of its held-out rows.
 
-    ``scoring`` is ``(readers, attribution, feature_groups)``. Per split, a
+    ``scoring`` is ``(readers, attribution, feature_groups, role)``, the
+    role ``"test"``, or ``"inner-test"`` for the refit curve's rankings. Per split, a
     list: the columns' moments and, with ``feature_groups``, the groups'.
     """
-    readers, attribution, feature_groups = scoring
-    fold = codes.fold
+    readers, attribution, feature_groups, role = scoring
     out = []
     for j, reader in enumerate(readers):
-        rows = np.flatnonzero(fold == j)  # none: moments of no rows are zeros
+        rows = np.flatnonzero(codes.role(j, role))  # none: moments are zeros
         w_rows = None if w is None else _safe_indexing(w, rows)
         X_rows, y_rows = _safe_indexing(X, rows), _safe_indexing(y, rows)
         parts = partition_scored(
@@ -204,7 +182,9 @@ def _combine_all(sets):
     return total
 
 
-def _score(dask, estimators, rows, attribution, n_features_in, feature_groups):
+def _score(
+    dask, estimators, rows, attribution, n_features_in, feature_groups, *, role="test"
+):
     """Score every split on its held-out rows in one pass over the partitions.
 
     Returns, per split, the :class:`Moments` of the columns' terms and, with
@@ -217,7 +197,7 @@ def _score(dask, estimators, rows, attribution, n_features_in, feature_groups):
                 f"The booster has {reader.ensemble.n_features} features but X "
                 f"has {n_features_in}."
             )
-    shared = shared_object(dask, (tuple(readers), attribution, feature_groups))
+    shared = shared_object(dask, (tuple(readers), attribution, feature_groups, role))
     return tree_reduce(dask, rows.tasks(dask, _partition_moments, shared), _add_moments)
 
 
@@ -310,6 +290,8 @@ def fit_dask(plan, default):
 
     booster_weighted, es_reader, plan_params = False, None, {}
     if selector.prefit:
+        if plan.candidates is not None:
+            raise prefit_refusal(selector.max_features)
         check_prefit(selector, base)
         n_splits, what = 1, "prefit=True"
         draw = {"n_folds": None, "test_fraction": 1.0}
@@ -407,7 +389,7 @@ def fit_dask(plan, default):
     if selector.prefit:
         estimators = [copy.deepcopy(base)]
     else:
-        estimators = _fit_all(
+        estimators = fit_all(
             dask,
             selector,
             base,
@@ -439,129 +421,34 @@ def fit_dask(plan, default):
     if fgroups is not None:
         group_test = _inference.score_test(_combine_all([s[1] for s in per_split]))
         fitted.update(group_statistics(fgroups, group_test))
+    if plan.candidates is not None:
+        name = type(selector).__name__
+        fitted["cv_results_"] = dask_curve(
+            dask,
+            plan,
+            rows,
+            n_splits,
+            fit=lambda j, **how: fit_with_retries(
+                dask,
+                base,
+                rows,
+                j,
+                name,
+                plan_params=plan_params,
+                es_reader=es_reader,
+                weighted=booster_weighted,
+                **how,
+            ),
+            score=lambda ests, role: _score(
+                dask,
+                ests,
+                rows,
+                selector.attribution,
+                selector.n_features_in_,
+                fgroups,
+                role=role,
+            ),
+            fgroups=fgroups,
+            n_classes=n_classes if classifier else 0,
+        )
     return fitted
-
-
-#: Times a split's training is tried again after a Dask worker was lost under it.
-FIT_RETRIES = 2
-#: Seconds to wait for the cluster to have its workers back before trying again.
-RECOVERY_TIMEOUT = 120
-#: What the boosters' collective communication says when a peer died.
-_LOST_PEER = (
-    "allgather failed",
-    "allreduce failed",
-    "broadcast failed",
-    "poll error",
-    "connection closed",
-    "connection reset",
-    "broken pipe",
-    # xgboost.dask before 3, when a worker's task landed on its replacement
-    "invalid worker address",
-)
-
-
-def _lost_worker(error) -> bool:
-    """Whether ``error`` says that a peer of the training went away.
-
-    Not ``KilledWorker``: Dask raises it after the task already killed
-    ``allowed-failures`` workers (memory, a crash), which a retry repeats.
-    """
-    from distributed.comm.core import CommClosedError
-
-    if isinstance(error, CommClosedError):
-        return True
-    text = f"{type(error).__name__}: {error}".lower()
-    return "error" in type(error).__name__.lower() and any(
-        sign in text for sign in _LOST_PEER
-    )
-
-
-def _lost_peer_line(error) -> str:
-    """Return the line of ``error``'s message that says what failed."""
-    lines = [line.strip(" -") for line in str(error).splitlines()]
-    for line in lines:
-        if any(sign in line.lower() for sign in _LOST_PEER):
-            return line.split("]: ", 1)[-1][:160]
-    return (lines[0] if lines else type(error).__name__)[:160]
-
-
-def _a_worker_left(client, workers, wait=5.0) -> bool:
-    """Whether one of ``workers`` (addresses) left, waiting ``wait`` s for the news."""
-    deadline = time.monotonic() + wait
-    while True:
-        if not workers <= set(client.scheduler_info().get("workers", {})):
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.1)
-
-
-def _client_of(est):
-    from distributed import default_client
-
-    return getattr(est, "client", None) or default_client()
-
-
-def _fit_with_retries(dask, base, rows, j, name, **split_kwargs):
-    """Fit split j, again (same seeds, a fresh clone) where a worker was lost.
-
-    A booster trained by several workers fails as a whole when one dies
-    (XGBoost: "Ring allgather failed"); the cluster's nannies restart it.
-    The split is fitted again on a fresh clone, once the cluster has as many
-    workers as before, at most :data:`FIT_RETRIES` times; each retry warns.
-    Everything else a fit raises is raised at once.
-    """
-    client = _client_of(base)
-    for attempt in range(FIT_RETRIES + 1):
-        workers = set(client.scheduler_info().get("workers", {}))
-        try:
-            return _fit_split(dask, clone(base), rows, j, **split_kwargs)
-        except Exception as e:
-            # A peer's error on bad data reads like a lost one: retry only
-            # where a worker of the training really left the cluster.
-            if not _lost_worker(e) or not _a_worker_left(client, workers):
-                raise
-            reason = _lost_peer_line(e)
-            if attempt == FIT_RETRIES:
-                raise RuntimeError(
-                    f"{name}: the training of split {j + 1} failed "
-                    f"{FIT_RETRIES + 1} times because a Dask worker was lost "
-                    f"({type(e).__name__}: {reason}). Check the workers' memory "
-                    "and logs, then fit again."
-                ) from e
-            warnings.warn(
-                f"{name}: a Dask worker was lost while split {j + 1} trained "
-                f"({type(e).__name__}: {reason}); fitting it again with the same "
-                f"seeds (retry {attempt + 1} of {FIT_RETRIES}).",
-                RuntimeWarning,
-                stacklevel=7,  # the user's fit
-            )
-            client.wait_for_workers(max(len(workers), 1), timeout=RECOVERY_TIMEOUT)
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _fit_all(dask, selector, base, rows, n_splits, **split_kwargs):
-    """Fit a clone of ``base`` per split, one after the other, on the cluster."""
-    name = type(selector).__name__
-    estimators = []
-    bar = progress(
-        range(n_splits),
-        total=n_splits,
-        desc=f"{name}: fitting on the cluster",
-        verbose=selector.verbose,
-        unit="split",
-    )
-    for j in bar:
-        start = time.perf_counter()
-        estimators.append(_fit_with_retries(dask, base, rows, j, name, **split_kwargs))
-        if j == 0:
-            # A model the readers refuse (an objective, dart) fails here,
-            # before the other splits are fitted.
-            read_model(estimators[0])
-        if selector.verbose > 1:
-            write_line(
-                bar,
-                f"[{name}] split {j + 1}/{n_splits}: fitted on the cluster in "
-                f"{time.perf_counter() - start:.1f}s",
-            )
-    return estimators
