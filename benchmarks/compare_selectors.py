@@ -66,10 +66,17 @@ Selectors (``--selectors``):
 - ``boruta``: ``BorutaPy`` (package ``boruta``) with the same XGBoost booster
   and ``n_estimators=400`` fixed, ``perc=100, alpha=0.05, max_iter=100``;
   only confirmed features are selected; scores are ``-ranking_``;
+- ``rfecv-cv5``: the same with 5 folds (issue 30's reference);
 - ``probatus``: probatus ``ShapRFECV`` with the same booster, ``step=0.5``
   (half the features per round, for time), 3 folds, path-dependent TreeSHAP,
   ``num_features="best"``; the score of a feature is minus the size
-  of the smallest feature set it survived into;
+  of the smallest feature set it survived into; ``probatus-1se``: the same
+  fit, ``num_features="best_parsimonious"`` (the one-standard-error rule);
+- ``treeinner-best``, ``treeinner-1se``: the selector's defaults with
+  ``max_features="best"`` / ``"1se"`` (the refit curve over the features
+  the test keeps; one fit, both rules read its curve, issue 30);
+  ``-best-all``, ``-1se-all``: with ``alpha=None`` (the curve over every
+  feature scoring above zero);
 - ``arfs-leshy``, ``arfs-grootcv``: arfs's Leshy (SHAP importance, the same
   booster) and GrootCV (LightGBM), when they run;
 - ``powershap``: powershap's ``PowerShap`` (SHAP values of each feature
@@ -188,8 +195,14 @@ ALL_SELECTORS = [
     "shap-mean",
     "permutation",
     "rfecv",
+    "rfecv-cv5",
     "boruta",
     "probatus",
+    "probatus-1se",
+    "treeinner-best",
+    "treeinner-1se",
+    "treeinner-best-all",
+    "treeinner-1se-all",
     "arfs-leshy",
     "arfs-grootcv",
     "powershap",
@@ -520,10 +533,24 @@ def _permutation(X, y, c, seed, smoke):
     return scores > 0, scores
 
 
-def _rfecv(X, y, c, seed, smoke):
-    rfe = RFECV(_booster(c, seed), step=0.1, cv=3, scoring=_scoring(c), n_jobs=1).fit(
-        X, y
-    )
+def _treeinner_curve(X, y, c, seed, smoke, rule, alpha="default"):
+    """The refit curve's k (issue 30): one fit per cv and alpha, both rules."""
+    key = ("curve", alpha)
+    if key not in _FITS:
+        start = time.perf_counter()
+        params = {} if alpha == "default" else {"alpha": alpha}
+        sel = TreeInnerSelector(
+            _booster(c, seed), max_features=rule, random_state=seed, n_jobs=1, **params
+        ).fit(X, y)
+        _FITS[key] = (sel, time.perf_counter() - start)
+    sel, seconds = _FITS[key]
+    sel.set_params(max_features=rule)  # both rules read the one curve
+    return sel.get_support(), sel.scores_, seconds
+
+
+def _rfecv(X, y, c, seed, smoke, cv=3):
+    rfe = RFECV(_booster(c, seed), step=0.1, cv=cv, scoring=_scoring(c), n_jobs=1)
+    rfe.fit(X, y)
     return rfe.support_, -rfe.ranking_.astype(float)
 
 
@@ -548,10 +575,14 @@ def _frame(X):
     return pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
 
 
-def _probatus(X, y, c, seed, smoke):
+def _probatus(X, y, c, seed, smoke, num_features="best"):
     from probatus.feature_elimination import ShapRFECV
 
     frame = _frame(X)
+    if ("probatus", num_features) in _FITS:  # best_parsimonious re-selects
+        sel, report, seconds = _FITS["probatus", num_features]
+        return _probatus_support(sel, report, frame, num_features) + (seconds,)
+    start = time.perf_counter()
     sel = ShapRFECV(
         _booster(c, seed),
         step=0.5,
@@ -564,7 +595,14 @@ def _probatus(X, y, c, seed, smoke):
     # Path-dependent TreeSHAP, as shap-mean; probatus's default (interventional,
     # 100 background rows) made this selector alone take minutes per data set.
     report = sel.fit_compute(frame, y, feature_perturbation="tree_path_dependent")
-    kept = set(sel.get_reduced_features_set(num_features="best"))
+    seconds = time.perf_counter() - start
+    for rule in ("best", "best_parsimonious"):
+        _FITS["probatus", rule] = (sel, report, seconds)
+    return _probatus_support(sel, report, frame, num_features) + (seconds,)
+
+
+def _probatus_support(sel, report, frame, num_features):
+    kept = set(sel.get_reduced_features_set(num_features=num_features))
     smallest = {}
     for n, names in zip(report["num_features"], report["features_set"], strict=True):
         for name in names:
@@ -626,8 +664,14 @@ SELECTORS = {
     "shap-mean": _shap_mean,
     "permutation": _permutation,
     "rfecv": _rfecv,
+    "rfecv-cv5": lambda *a: _rfecv(*a, cv=5),
     "boruta": _boruta,
     "probatus": _probatus,
+    "probatus-1se": lambda *a: _probatus(*a, num_features="best_parsimonious"),
+    "treeinner-best": lambda *a: _treeinner_curve(*a, "best"),
+    "treeinner-1se": lambda *a: _treeinner_curve(*a, "1se"),
+    "treeinner-best-all": lambda *a: _treeinner_curve(*a, "best", alpha=None),
+    "treeinner-1se-all": lambda *a: _treeinner_curve(*a, "1se", alpha=None),
     "arfs-leshy": _arfs_leshy,
     "arfs-grootcv": _arfs_grootcv,
     "powershap": _powershap,
@@ -830,8 +874,14 @@ PEERS = (
     "shap-mean",
     "permutation",
     "rfecv",
+    "rfecv-cv5",
     "boruta",
     "probatus",
+    "probatus-1se",
+    "treeinner-best",
+    "treeinner-1se",
+    "treeinner-best-all",
+    "treeinner-1se-all",
     "arfs-leshy",
     "arfs-grootcv",
     "powershap",

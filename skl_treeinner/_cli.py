@@ -28,6 +28,7 @@ from ._cli_data import (
     check_finite_cells,
     cli_import,
     column_list,
+    curve_path,
     data_kind,
     fraction,
     job_count,
@@ -41,6 +42,7 @@ from ._cli_data import (
     task_of,
     write_scores,
 )
+from ._cli_output import save_plot, version_line
 from ._cutoff import (
     CONTROLS,
     adjusts,
@@ -53,6 +55,7 @@ from ._cutoff import (
 )
 from ._feature_groups import GROUP_TESTS
 from ._readers import DEFAULT_BOOSTER_PARAMS, LIBRARIES, reader_class
+from ._refit_curve import curve_rows, format_curve
 from ._report import format_group_table, format_table, group_table, score_table
 from ._validation import MANY_CLASSES
 
@@ -121,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--version",
         action="version",
-        version=f"%(prog)s {_version()}",
+        version=f"%(prog)s {version_line()}",
         help="print the versions of skl-treeinner and its boosters, and exit",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -274,7 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="keep at most N of them, the best first (an integer, or a fraction "
-        "of the features such as 0.2)",
+        "of the features such as 0.2); or 'best' / '1se': N from a refit curve "
+        "(the booster's held-out score refitted on the top N; 'best' the "
+        "highest, '1se' the fewest within one standard error of it)",
     )
     scoring.add_argument(
         "--groups",
@@ -506,17 +511,30 @@ def _select(args) -> None:
     rule = f"score > {selector.threshold_:.6g}"
     if args.alpha is not None:
         rule = f"{describe_rule(args.control, args.alpha, n_units)} and {rule}"
-    if max_features is not None:
+    word = "group" if groups is not None else "feature"
+    if isinstance(max_features, str):  # the refit curve's rule
+        print("\n" + format_curve(selector.cv_results_, word))
+        cap = next(
+            row["k"]
+            for row in curve_rows(selector.cv_results_)
+            if max_features in row["rules"]
+        )
+        rule += f", the best {cap} {word}{'' if cap == 1 else 's'} ({max_features})"
+    elif max_features is not None:
         cap = selector.max_features_
-        word = "group" if groups is not None else "feature"
         rule += f", at most {cap} {word}{'' if cap == 1 else 's'}"
     print(
         f"\nselected {len(names)} {units} ({rule}): "
         + (", ".join(names) if names else "none")
     )
     if out is not None:
-        write_scores(pd, out, table, selector, args, task, groups=rows)
+        curve = None
+        if isinstance(max_features, str):
+            curve = curve_rows(selector.cv_results_)
+        write_scores(pd, out, table, selector, args, task, groups=rows, curve=curve)
         _notice(args, f"wrote the score table to {out}")
+        if curve is not None and out.suffix.lower() == ".csv":
+            _notice(args, f"wrote the refit curve to {curve_path(out)}")
     if out_data is not None:
         kept = set(names)  # in the file's order, as a selector's transform keeps them
         subset = frame[[*(c for c in features.columns if str(c) in kept), args.target]]
@@ -526,7 +544,7 @@ def _select(args) -> None:
             subset.to_csv(out_data, index=False)
         _notice(args, f"wrote {len(names)} columns and the target to {out_data}")
     if plot is not None:
-        _save_plot(selector, plot, args.target)
+        save_plot(selector, plot, args.target)
         _notice(args, f"drew the scores to {plot}")
 
 
@@ -554,33 +572,3 @@ def _make_estimator(args, classifier: bool):
         )
     except ImportError as e:
         raise CLIError(str(e)) from e
-
-
-# -- output ------------------------------------------------------------------------
-def _save_plot(selector, path: Path, target: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from .plotting import plot_scores
-
-    ax = plot_scores(selector)
-    ax.set_title(f"held-out TreeInner scores for {target!r}")
-    ax.figure.savefig(path, dpi=150, bbox_inches="tight")
-    plt.close(ax.figure)
-
-
-def _version() -> str:
-    """Return the package version and those of the boosters installed beside it."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from . import __version__
-
-    parts = []
-    for dist in dict.fromkeys(lib.distribution for lib in LIBRARIES):
-        try:
-            parts.append(f"{dist} {version(dist)}")
-        except PackageNotFoundError:
-            continue
-    return f"{__version__} ({', '.join(parts)})"

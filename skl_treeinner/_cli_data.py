@@ -434,7 +434,7 @@ def task_of(pd, y, requested: str, name: str) -> str:
 
 
 def write_scores(
-    pd, path: Path, table, selector, args, task: str, *, groups=None
+    pd, path: Path, table, selector, args, task: str, *, groups=None, curve=None
 ) -> None:
     """Write the score table of ``select`` to ``path`` (``--out``).
 
@@ -456,6 +456,10 @@ def write_scores(
     groups : list of dict or None
         The rows of :func:`~skl_treeinner._report.group_table`, with
         ``--groups``.
+    curve : list of dict or None
+        The rows of :func:`~skl_treeinner._refit_curve.curve_rows`, with
+        ``--max-features best`` or ``1se``: in the JSON document, or in a
+        CSV file beside a CSV ``path`` (``NAME-curve.csv``).
     """
     if path.suffix.lower() == ".json":
         document = {
@@ -487,6 +491,9 @@ def write_scores(
         if groups is not None:
             document["group_test"] = selector.group_test
             document["groups"] = groups
+        if curve is not None:
+            document["max_features"] = selector.max_features
+            document["refit_curve"] = curve
         path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
         return
     by_group = {row["group"]: row for row in groups or ()}
@@ -517,3 +524,11 @@ def write_scores(
             record[f"split_{i}"] = value
         records.append(record)
     pd.DataFrame.from_records(records).to_csv(path, index=False)
+    if curve is not None:
+        rows = [{**row, "rules": " ".join(row["rules"])} for row in curve]
+        pd.DataFrame.from_records(rows).to_csv(curve_path(path), index=False)
+
+
+def curve_path(path: Path) -> Path:
+    """Where a CSV ``--out`` puts the refit curve: ``NAME-curve.csv`` beside it."""
+    return path.with_name(f"{path.stem}-curve{path.suffix}")

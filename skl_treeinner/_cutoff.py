@@ -339,11 +339,14 @@ def parse_threshold(text: str):
 
 
 def parse_max_features(text: str):
-    """Read ``max_features`` written as text: an int count or a fraction in (0, 1].
+    """Read ``max_features`` written as text: a count, a fraction, "best" or "1se".
 
-    Accepts exactly the numbers the selector's ``max_features`` accepts
-    (:data:`MAX_FEATURES_CONSTRAINTS`); raises ``ValueError`` otherwise.
+    Accepts exactly the values the selector's ``max_features`` accepts
+    (:data:`MAX_FEATURES_CONSTRAINTS`) but callables; raises ``ValueError``
+    otherwise.
     """
+    if text in ("best", "1se"):  # the refit curve's rules
+        return text
     try:
         value = int(text)
     except ValueError:
@@ -361,8 +364,9 @@ def parse_max_features(text: str):
         )
     except InvalidParameterError:
         raise ValueError(
-            f"{text!r} is neither a number of features (an integer, 0 or more) "
-            "nor a fraction of them in (0, 1]"
+            f"{text!r} is neither a number of features (an integer, 0 or more), "
+            "a fraction of them in (0, 1], nor a rule of the refit curve "
+            "('best' or '1se')"
         ) from None
     return value
 

@@ -30,6 +30,8 @@ __all__ = [
     "FrozenPredictions",
     "choose_k",
     "curve_results",
+    "curve_rows",
+    "format_curve",
     "default_scoring",
     "k_grid",
     "prefit_refusal",
@@ -189,3 +191,45 @@ class FrozenPredictions:
             classifier_tags=ClassifierTags() if classifier else None,
             regressor_tags=None if classifier else RegressorTags(),
         )
+
+
+def curve_rows(results: dict) -> list[dict]:
+    """One record per k of ``cv_results_``: k, mean, s.e., and the rules at it.
+
+    The rows the command line prints and writes (``--out``): ``rules`` lists
+    the rules of :data:`CURVE_RULES` that keep this k.
+    """
+    ks = np.asarray(results["n_features"])
+    mean = np.asarray(results["mean_test_score"], dtype=np.float64)
+    se = curve_standard_error(results)
+    chosen = {rule: choose_k(ks, mean, se, rule) for rule in CURVE_RULES}
+    return [
+        {
+            "k": int(k),
+            "mean": float(m),
+            "se": float(s),
+            "rules": [rule for rule in CURVE_RULES if chosen[rule] == k],
+        }
+        for k, m, s in zip(ks, mean, se, strict=True)
+    ]
+
+
+def format_curve(results: dict, unit: str = "feature") -> str:
+    """Return the refit curve as a text table (the command line's).
+
+    >>> scores = [[0.0, 0.5, 0.52], [0.0, 0.44, 0.44]]  # two splits
+    >>> print(format_curve(curve_results([0, 1, 2], scores)))
+    refit curve (held-out score of the booster refitted on the top k features):
+       k    mean    s.e.
+       0  0.0000  0.0000
+       1  0.4700  0.0212  1se
+       2  0.4800  0.0283  best
+    """
+    lines = [
+        f"refit curve (held-out score of the booster refitted on the top k {unit}s):",
+        f"{'k':>4}  {'mean':>6}  {'s.e.':>6}",
+    ]
+    for row in curve_rows(results):
+        mark = ("  " + ", ".join(row["rules"])) if row["rules"] else ""
+        lines.append(f"{row['k']:>4}  {row['mean']:>6.4f}  {row['se']:>6.4f}{mark}")
+    return "\n".join(lines)

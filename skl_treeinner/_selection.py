@@ -14,6 +14,8 @@ return themselves.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from sklearn.base import TransformerMixin, clone
 from sklearn.exceptions import NotFittedError
@@ -21,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _cutoff, _feature_groups, _refit_curve
 from ._engines import engine_for
+from ._plan import SelectionPlan, selection_seeds
 
 __all__ = ["SelectionMixin", "curve_candidates"]
 
@@ -58,6 +61,31 @@ def curve_candidates(selector, fitted) -> np.ndarray:
 
 class SelectionMixin:
     """Derived selection and engine-run ``transform`` of a fitted selector."""
+
+    def _plan(self, X, y, sample_weight, *, groups, fit_params):
+        """Decide once what every engine needs: the data, the booster, the seeds.
+
+        With a refit curve's rule in ``max_features``, the plan carries this
+        selector's cut-off as ``candidates`` (:func:`curve_candidates`).
+        """
+        split_seed, booster_seed, rng = selection_seeds(self.random_state)
+        return SelectionPlan(
+            selector=self,
+            X=X,
+            y=y,
+            sample_weight=sample_weight,
+            groups=groups,
+            fit_params=fit_params,
+            estimator=self.estimator,
+            split_seed=split_seed,
+            booster_seed=booster_seed,
+            rng=rng,
+            candidates=(
+                functools.partial(curve_candidates, self)
+                if isinstance(self.max_features, str)
+                else None
+            ),
+        )
 
     def _store(self, fitted, X):
         """Set the fitted attributes, then the ranking and the cut-off's inputs."""

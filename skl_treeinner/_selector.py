@@ -12,7 +12,6 @@ or an engine (the dispatch's).
 
 from __future__ import annotations
 
-import functools
 from numbers import Integral
 
 from sklearn.base import (
@@ -27,13 +26,9 @@ from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, St
 from . import _cutoff
 from ._engines import engine_for_any
 from ._feature_groups import GROUP_TESTS
-from ._plan import (
-    EARLY_STOPPING_FRACTION,
-    SelectionPlan,
-    selection_seeds,
-)
+from ._plan import EARLY_STOPPING_FRACTION
 from ._routing import SklearnPlumbingMixin
-from ._selection import SelectionMixin, curve_candidates
+from ._selection import SelectionMixin
 
 __all__ = ["EARLY_STOPPING_FRACTION", "TreeInnerSelector"]
 
@@ -171,10 +166,18 @@ class TreeInnerSelector(
         ``"mean"``, ``"median"`` or a scaled one such as ``"1.25*mean"``, as in
         :class:`~sklearn.feature_selection.SelectFromModel`; a callable
         receives ``scores_`` and returns the threshold.
-    max_features : int, float, callable or None, default=None
+    max_features : int, float, callable, "best", "1se" or None, default=None
         Keep at most this many of the features that pass the test and the
         threshold, the best-ranked first: an int, a fraction of the features in (0, 1]
-        (at least one), or a callable on X returning an int.
+        (at least one), or a callable on X returning an int. ``"best"`` or
+        ``"1se"``: k from a **refit curve** (``cv_results_``): per split,
+        the candidates passing the test and threshold are ranked on its
+        training rows alone, and the booster refitted on the top k is
+        scored (``scoring``) on its held-out rows; ``"best"`` keeps the k
+        of the highest mean score, ``"1se"`` the smallest k within one
+        standard error of it (fewer if fewer pass on all rows). With
+        ``alpha=None`` the curve runs over every feature above
+        ``threshold``. User guide, "How many features". Not with ``prefit``.
     feature_groups : dict or None, default=None
         Families of columns to keep or drop as one (the dummies of a
         one-hot encoded categorical, the lags of one series, a column and its
@@ -206,13 +209,16 @@ class TreeInnerSelector(
         - ``"sum+simes"`` (default): Simes' combination of the sum test's
           and the members' Simes p-value.
 
-        Chosen by measurement (user guide, "Feature groups"; ``python
-        benchmarks/feature_groups.py``): on one-hot blocks, lags and twins of
-        2 to 50 columns, the sum test found the most relevant families
-        (0.973) but picked the most irrelevant ones (0.044), Simes and
-        Cauchy found 0.833 and 0.869 (0.10 and 0.18 on 50-dummy blocks) and
-        picked 0.031 and 0.033; their combination found 0.967 and picked
-        0.038. Changing it with ``set_params`` re-selects without refitting.
+        Chosen by measurement (user guide, "Feature groups"): on families of
+        2 to 50 columns the sum found the most relevant ones (0.973) and
+        picked the most irrelevant (0.044), Simes 0.833 and 0.031, their
+        combination 0.967 and 0.038. ``set_params`` re-selects.
+    scoring : str, callable or None, default=None
+        The refit curve's score (``max_features="best"``/``"1se"``), as
+        scikit-learn's ``scoring``: a scorer name or a callable
+        ``scorer(estimator, X, y)``, higher is better. None: R² for a
+        regressor, ROC AUC for a classifier (one-vs-rest with more than two
+        classes). Not used otherwise.
     prefit : bool, default=False
         Whether ``estimator`` is already fitted. Then ``fit(X, y)`` scores it on
         all the given rows, which must be rows it was not trained on
@@ -331,6 +337,17 @@ class TreeInnerSelector(
         ``max_features`` as a count of features at fit time (a callable is
         evaluated on the X given to ``fit``); a numeric ``max_features`` set
         later takes effect without changing it.
+    cv_results_ : dict of ndarray
+        With ``max_features="best"``/``"1se"`` at fit: the refit curve, with
+        RFECV's keys: ``n_features`` (the grid of k: every k to 10, then
+        steps of about 30 % up to the number of candidates; k counts feature
+        groups with ``feature_groups``; 0 is the intercept alone),
+        ``mean_test_score``, ``std_test_score`` and ``split{i}_test_score``.
+        ``set_params(max_features=...)`` to the other rule or a number
+        re-selects from it without refitting.
+    n_features_ : int
+        The number of features kept (of feature groups, with
+        ``feature_groups``): the count of ``support_`` (derived).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -566,24 +583,3 @@ class TreeInnerSelector(
                 self.__dict__.pop(name, None)
             raise
         return self
-
-    def _plan(self, X, y, sample_weight, *, groups, fit_params):
-        """Decide once what every engine needs: the data, the booster, the seeds."""
-        split_seed, booster_seed, rng = selection_seeds(self.random_state)
-        return SelectionPlan(
-            selector=self,
-            X=X,
-            y=y,
-            sample_weight=sample_weight,
-            groups=groups,
-            fit_params=fit_params,
-            estimator=self.estimator,
-            split_seed=split_seed,
-            booster_seed=booster_seed,
-            rng=rng,
-            candidates=(
-                functools.partial(curve_candidates, self)
-                if isinstance(self.max_features, str)
-                else None
-            ),
-        )

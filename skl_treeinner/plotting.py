@@ -20,12 +20,14 @@ from sklearn.utils.validation import check_is_fitted
 from ._cutoff import adjusts, describe_rule, resolve_max_features
 from ._engines import engine_for
 from ._optional import import_optional
+from ._plan import is_classifier
 from ._readers import read_model
 from ._readers._base import feature_names_of
+from ._refit_curve import CURVE_RULES, choose_k, curve_standard_error
 from ._report import format_pvalue
 from ._validation import check_attribution, check_params
 
-__all__ = ["plot_score_path", "plot_scores"]
+__all__ = ["plot_refit_curve", "plot_score_path", "plot_scores"]
 
 _FITTED = ["scores_", "scores_se_", "split_scores_"]
 
@@ -446,6 +448,73 @@ def plot_score_path(
         loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False
     )
     ax.grid(alpha=0.3)
+    return ax
+
+
+def plot_refit_curve(selector, *, ax=None, color="tab:blue"):
+    """Plot the refit curve: held-out score against the number of features kept.
+
+    One point per k of ``selector.cv_results_`` (the booster refitted on
+    the k best-ranked candidates; k counts feature groups with
+    ``feature_groups``), the mean over the splits with ± one standard error
+    (their standard deviation / √splits), and the k each rule of
+    ``max_features`` keeps marked: ``"best"`` (the highest mean) and
+    ``"1se"`` (the smallest k within one standard error of it). See
+    :mod:`skl_treeinner._refit_curve` for how the curve stays honest.
+
+    Parameters
+    ----------
+    selector : TreeInnerSelector
+        Fitted with ``max_features="best"`` or ``"1se"`` (which fit the
+        curve); ``set_params(max_features=...)`` since does not matter.
+    ax : matplotlib Axes, default=None
+        Where to draw; a new figure if None.
+    color : color, default="tab:blue"
+        Of the curve.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+        ``ax.lines[0]`` is the curve; the two rules' k are vertical lines
+        labelled in the legend.
+
+    Raises
+    ------
+    NotFittedError
+        If the selector is not fitted.
+    AttributeError
+        If it was fitted without a curve (``max_features`` not a rule).
+    """
+    check_is_fitted(selector, "scores_")
+    results = getattr(selector, "cv_results_", None)
+    if results is None:
+        raise AttributeError(
+            "This selector has no refit curve: fit it with max_features='best' "
+            "or '1se' to draw one."
+        )
+    plt = _pyplot()
+    ax = _new_axes(plt, ax, 4.0)
+    ks = np.asarray(results["n_features"])
+    mean = np.asarray(results["mean_test_score"])
+    se = curve_standard_error(results)
+    ax.errorbar(ks, mean, yerr=se, color=color, marker="o", ms=3, capsize=2)
+    styles = {"best": ("-", "tab:green"), "1se": ("--", "tab:orange")}
+    for rule in CURVE_RULES:
+        k = choose_k(ks, mean, se, rule)
+        style, line_color = styles[rule]
+        ax.axvline(k, ls=style, color=line_color, label=f'"{rule}": k = {k}')
+    grouped = getattr(selector, "_feature_groups", None) is not None
+    ax.set_xlabel(
+        ("feature groups" if grouped else "features") + " kept (the k best-ranked)"
+    )
+    scoring = selector.scoring
+    if scoring is None:
+        scoring = "ROC AUC" if is_classifier(selector.estimator_) else "R²"
+    elif not isinstance(scoring, str):
+        scoring = getattr(scoring, "__name__", "score")
+    ax.set_ylabel(f"held-out {scoring} of the refit booster")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.legend(loc="lower right", framealpha=0.9)
     return ax
 
 

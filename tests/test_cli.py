@@ -548,3 +548,43 @@ def test_bad_groups_files_are_one_line_errors(
     )  # fmt: skip
     assert status != 0 and message in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_refit_curve_on_screen_in_json_csv_and_plot(capsys, houses, tmp_path):
+    pytest.importorskip("matplotlib")
+    out_json, out_csv, png = (tmp_path / n for n in ("s.json", "s.csv", "s.png"))
+    status, stdout, err = run_cli(
+        capsys, "select", houses, "--target", "price", "--drop", "city", *FAST,
+        "--random-state", "3", "--max-features", "1se", "--alpha", "none",
+        "--out", out_json, "--plot", png, "-q",
+    )  # fmt: skip
+    assert status == 0 and err == ""
+    X, y, est = _fast_booster_as_the_cli_builds_it(seed=3)
+    ref = TreeInnerSelector(
+        est, cv=3, random_state=3, alpha=None, max_features="1se"
+    ).fit(X, y)
+    doc = json.loads(out_json.read_text())
+    assert doc["max_features"] == "1se"
+    curve = doc["refit_curve"]
+    assert [row["k"] for row in curve] == ref.cv_results_["n_features"].tolist()
+    np.testing.assert_allclose(
+        [row["mean"] for row in curve], ref.cv_results_["mean_test_score"], rtol=1e-12
+    )
+    one_se = next(row["k"] for row in curve if "1se" in row["rules"])
+    assert doc["selected"] == [
+        name for name, kept in zip(X.columns, ref.get_support(), strict=True) if kept
+    ]
+    assert "refit curve (held-out score" in stdout
+    assert f"the best {one_se} feature" in stdout and "(1se)" in stdout
+    assert png.stat().st_size > 0
+    run_cli(
+        capsys, "select", houses, "--target", "price", "--drop", "city", *FAST,
+        "--random-state", "3", "--max-features", "best", "--alpha", "none",
+        "--out", out_csv,
+    )  # fmt: skip
+    table = pd.read_csv(tmp_path / "s-curve.csv")
+    assert table["k"].tolist() == [row["k"] for row in curve]
+    assert (table["rules"].fillna("").str.contains("best")).sum() == 1
+    with pytest.raises(SystemExit) as exc:
+        main(["select", str(houses), "-t", "price", "--max-features", "most"])
+    assert exc.value.code == 2 and "'best' or '1se'" in capsys.readouterr().err

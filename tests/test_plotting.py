@@ -252,3 +252,27 @@ def test_groups_are_drawn_one_bar_each():
     plain = TreeInnerSelector(_booster(), cv=3, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="fitted with feature_groups"):
         plot_scores(plain, by_group=True)
+
+
+def test_plot_refit_curve_marks_both_rules():
+    from skl_treeinner._refit_curve import choose_k, curve_standard_error
+    from skl_treeinner.plotting import plot_refit_curve
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 6))
+    y = X[:, 0] + 0.3 * X[:, 1] + rng.normal(size=300)
+    est = xgb.XGBRegressor(n_estimators=30, max_depth=2, n_jobs=1)
+    sel = TreeInnerSelector(est, cv=3, max_features="best", random_state=0)
+    sel.fit(X, y)
+    ax = plot_refit_curve(sel)
+    res = sel.cv_results_
+    np.testing.assert_allclose(ax.lines[0].get_xdata(), res["n_features"])
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), res["mean_test_score"])
+    se = curve_standard_error(res)
+    labels = ax.get_legend_handles_labels()[1]
+    for rule in ("best", "1se"):
+        k = choose_k(res["n_features"], res["mean_test_score"], se, rule)
+        assert f'"{rule}": k = {k}' in labels
+    assert "R²" in ax.get_ylabel()
+    with pytest.raises(AttributeError, match="max_features='best'"):
+        plot_refit_curve(TreeInnerSelector(est, cv=3).fit(X, y))

@@ -92,6 +92,12 @@ def test_examples_run(script):
     run(str(script))
 
 
+def test_refit_curve_null_benchmark_quick():
+    stdout = run("benchmarks/refit_curve.py", "--quick")
+    assert "| regression | None | 1se |" in stdout
+    assert "| classification | default | best |" in stdout
+
+
 def test_benchmark_quick():
     stdout = run("benchmarks/bench_tree_inner.py", "--quick")
     assert "ratio tree_inner / leaf routine" in stdout

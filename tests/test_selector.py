@@ -61,7 +61,13 @@ EXPECTED_FAILED_CHECKS: dict = {
 
 
 @parametrize_with_checks(
-    [TreeInnerSelector(small_reg(n_estimators=3), random_state=0)],
+    [
+        TreeInnerSelector(small_reg(n_estimators=3), random_state=0),
+        # the refit curve (issue 30): nested rankings and refits in every check
+        TreeInnerSelector(
+            small_reg(n_estimators=3), cv=3, max_features="1se", random_state=0
+        ),
+    ],
     expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
 )
 def test_sklearn_compatible(estimator, check):
