@@ -28,6 +28,7 @@ from ._pipeline_columns import input_columns
 from ._plan import CrossFitPlan, final_step
 from ._progress import progress, write_line
 from ._readers import read_model, reader_class
+from ._refit_curve import Decoded, score_refit
 from ._scoring import gradient_ratio, row_noise_sums, row_terms
 from ._splits import SplitJob
 from ._threads import plan_threads
@@ -315,25 +316,30 @@ def refit_and_score(plan: CrossFitPlan, job: SplitJob, columns, scoring):
     The refit curve's step (:mod:`skl_treeinner._refit_curve`): early
     stopping on the job's own carved rows, as the selector's fits; no
     columns, the intercept alone (``scoring.dummy``). ``scoring`` holds the
-    scorer and the dummy. Returns the held-out score.
+    scorer, the dummy and, for a classifier, the user's class labels (the
+    refit is scored in them: :class:`~skl_treeinner._refit_curve.Decoded`).
+    Returns the held-out score.
     """
+    labels = scoring.labels
     y, w = plan.y, plan.sample_weight
-    w_test = None if w is None else {"sample_weight": w[job.test]}
+    y_test = y[job.test] if labels is None else labels[y[job.test]]
+    w_test = None if w is None else w[job.test]
     if len(columns) == 0:
-        rows = np.concatenate(
-            [job.train] + ([] if job.es_rows is None else [job.es_rows])
-        )
+        rows = job.train
+        if job.es_rows is not None:
+            rows = np.concatenate([rows, job.es_rows])
+        y_rows = y[rows] if labels is None else labels[y[rows]]
         dummy = clone(scoring.dummy).fit(
-            np.zeros((rows.size, 1)), y[rows], None if w is None else w[rows]
+            np.zeros((rows.size, 1)), y_rows, None if w is None else w[rows]
         )
-        return scoring.scorer(
-            dummy, np.zeros((job.test.size, 1)), y[job.test], **(w_test or {})
-        )
+        zeros = np.zeros((job.test.size, 1))
+        return score_refit(scoring.scorer, dummy, zeros, y_test, w_test)
     sub = dataclasses.replace(
         plan,
         X=_safe_indexing(plan.X, columns, axis=1),
         n_features_in=len(columns),
         feature_names_in=None,
+        fit_params=_eval_columns(plan.fit_params, columns),
     )
     est = clone_estimator(plan.estimator)
     if final_step(est) is est:
@@ -344,15 +350,35 @@ def refit_and_score(plan: CrossFitPlan, job: SplitJob, columns, scoring):
         try:
             _fit(est, sub, job)
         except Exception as e:
-            raise type(e)(
+            raise ValueError(
                 f"The refit curve (max_features='best' or '1se') refits "
                 f"{type(est).__name__} on {len(columns)} of the columns of X, "
-                f"which failed: {e} Steps or parameters that name X's columns "
-                "by position or name must take any subset of them."
+                f"which failed: {str(e).rstrip('.')}. Steps or parameters that "
+                "name X's columns by position or name must take any subset of "
+                "them; or choose k yourself (max_features=int)."
             ) from e
-        return scoring.scorer(
-            est, _safe_indexing(sub.X, job.test), y[job.test], **(w_test or {})
-        )
+        model = est if labels is None else Decoded(est, labels)
+        X_test = _safe_indexing(sub.X, job.test)
+        return score_refit(scoring.scorer, model, X_test, y_test, w_test)
+
+
+def _eval_columns(fit_params, columns):
+    """Return the fit parameters with a user's evaluation sets cut to ``columns``."""
+    params = dict(fit_params)
+    if params.get("eval_set"):  # XGBoost, LightGBM, CatBoost: [(X, y), ...]
+        params["eval_set"] = [
+            (_safe_indexing(X_e, columns, axis=1), *rest)
+            for X_e, *rest in params["eval_set"]
+        ]
+    if params.get("eval_X") is not None:  # LightGBM >= 4.7
+        eval_X = params["eval_X"]
+        many = isinstance(eval_X, list | tuple)
+        cut = [
+            _safe_indexing(X_e, columns, axis=1)
+            for X_e in (eval_X if many else [eval_X])
+        ]
+        params["eval_X"] = type(eval_X)(cut) if many else cut[0]
+    return params
 
 
 def run_refits(plan: CrossFitPlan, tasks, *, n_jobs, verbose, name):

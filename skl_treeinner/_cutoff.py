@@ -317,8 +317,9 @@ def select(
     support = scores > threshold
     if alpha is not None:
         support &= np.asarray(pvalues) < alpha
-    if max_count is not None:
-        order = np.argsort(-scores, kind="mergesort")
+    if max_count is not None:  # the best max_count of those that pass
+        passing = np.flatnonzero(support)
+        order = passing[np.argsort(-scores[passing], kind="mergesort")]
         support[order[max_count:]] = False
     return support
 

@@ -18,7 +18,7 @@ construction (a nested protocol): for every outer split of the selector,
 The held-out rows of a split are thus never fitted, stopped on or scored
 while its ranking is made. The engines run the fits; this module holds
 what needs none: the grid, the choice of k, the columns of the top k units,
-the default scoring and the fitted ``cv_results_``.
+the scorer and the fitted ``cv_results_``.
 """
 
 from __future__ import annotations
@@ -27,12 +27,18 @@ import numpy as np
 
 __all__ = [
     "CURVE_RULES",
+    "Decoded",
     "FrozenPredictions",
+    "POSITIONAL_SETTINGS",
+    "check_curve_scoring",
+    "check_refit_settings",
+    "curve_scorer",
     "choose_k",
     "curve_results",
     "curve_rows",
     "format_curve",
-    "default_scoring",
+    "score_refit",
+    "scoring_name",
     "k_grid",
     "prefit_refusal",
     "top_columns",
@@ -47,7 +53,8 @@ def k_grid(n_candidates: int, *, dense: int = 10, step: float = 1.3) -> np.ndarr
 
     Every k from 0 (the intercept alone) to ``dense``, where curves bend,
     then a geometric grid of ratio ``step`` up to ``n_candidates``, which is
-    always included: 20 refits per split for 40 candidates, 28 for 1,000.
+    always included: 11 refits per split for 11 to 13 candidates, 15 for
+    30, 28 for 1,000 (k = 0 is the intercept alone, no refit).
 
     Examples
     --------
@@ -128,21 +135,183 @@ def prefit_refusal(max_features) -> ValueError:
     )
 
 
-def default_scoring(classifier: bool, n_classes: int) -> str:
-    """Return the curve's default score: R² or ROC AUC (one-vs-rest).
+def curve_scorer(scoring, classifier: bool, labels=None):
+    """Return the scorer of the curve's refits, and the score's name for plots.
 
-    ROC AUC rather than log loss: it reads the same at every class balance
-    and is what the comparison pages report; pass ``scoring="neg_log_loss"``
-    for calibrated probabilities.
+    ``scoring=None``: R² for a regressor, minus the log loss for a
+    classifier (over every class in ``labels``, so a held-out part lacking
+    a class is still scored). The log loss, a proper scoring rule, rather
+    than ROC AUC: a refit on noise columns predicts over-confidently and
+    loses log loss against the prior, while its AUC only wanders around
+    0.5, so on null data "best" picked noise in 85 % of binary seeds with
+    ROC AUC (``benchmarks/refit_curve.py``). Otherwise scikit-learn's
+    ``check_scoring``: a scorer name or a callable, higher is better.
     """
-    if not classifier:
-        return "r2"
-    return "roc_auc" if n_classes <= 2 else "roc_auc_ovr"
+    from sklearn.metrics import check_scoring, log_loss, make_scorer
+
+    name = scoring_name(scoring, classifier)
+    if scoring is None and not classifier:
+        return check_scoring(None, scoring="r2"), name
+    if scoring is None:
+        scorer = make_scorer(
+            log_loss,
+            greater_is_better=False,
+            response_method="predict_proba",
+            labels=np.asarray(labels),
+        )
+        return scorer, name
+    return check_scoring(None, scoring=scoring), name
+
+
+def scoring_name(scoring, classifier: bool) -> str:
+    """Return how plots and tables name the curve's score."""
+    if scoring is None:
+        return "minus log loss" if classifier else "R²"
+    if isinstance(scoring, str):
+        return scoring
+    return getattr(scoring, "__name__", "") or "score"
+
+
+def check_curve_scoring(scoring, weighted: bool) -> None:
+    """Refuse, before any fit, a ``scoring`` the refits could not use.
+
+    An unknown scorer name, and a callable that takes no ``sample_weight``
+    when the rows are weighted (its scores would silently ignore them).
+    """
+    import inspect
+
+    from sklearn.metrics import get_scorer
+
+    if isinstance(scoring, str):
+        get_scorer(scoring)  # scikit-learn's ValueError names the valid ones
+        return
+    if scoring is None or not weighted:
+        return
+    try:
+        params = inspect.signature(scoring).parameters.values()
+    except (TypeError, ValueError):  # a builtin: let it be tried
+        return
+    if not any(
+        p.name == "sample_weight" or p.kind is inspect.Parameter.VAR_KEYWORD
+        for p in params
+    ):
+        raise ValueError(
+            "scoring is a callable without a sample_weight argument, but the "
+            "rows are weighted: the refit curve's scores would ignore the "
+            "weights. Accept sample_weight=None in the callable, or use "
+            "sklearn.metrics.make_scorer."
+        )
+
+
+#: Booster settings that name X's columns by position: on a refit with a
+#: subset of the columns they would point at other columns (XGBoost accepts
+#: a shorter ``monotone_constraints`` and applies it to the first columns).
+POSITIONAL_SETTINGS = (
+    "monotone_constraints",  # XGBoost, LightGBM, CatBoost (as a list)
+    "interaction_constraints",  # XGBoost, LightGBM
+    "feature_weights",  # XGBoost
+    "cat_features",  # CatBoost
+    "text_features",
+    "embedding_features",
+    "monotonic_cst",  # scikit-learn
+    "interaction_cst",
+    "categorical_features",
+)
+
+
+def check_refit_settings(booster) -> None:
+    """Refuse, before any fit, settings that index X's columns by position.
+
+    A refit of the curve drops columns, so a list of column positions (or
+    one entry per column) would silently apply to other columns. Names
+    (CatBoost's ``cat_features=["city"]``, a pandas ``category`` dtype, a
+    dict of names) follow the columns and are kept; a refit whose kept
+    columns lack a named one fails with the booster's message.
+    """
+    params = booster.get_params(deep=False)
+    if params.get("cat_features") is not None and len(params["cat_features"]):
+        raise ValueError(
+            f"max_features='best'/'1se' refits {type(booster).__name__} on "
+            "subsets of X's columns, which its cat_features cannot follow. "
+            "Leave cat_features out: the selector declares a frame's "
+            "categorical and text columns to CatBoost itself, on every subset."
+        )
+    for key in POSITIONAL_SETTINGS:
+        value = params.get(key)
+        if value is None or isinstance(value, dict | str):
+            continue
+        flat = np.asarray(value, dtype=object).ravel()
+        if flat.size and not all(isinstance(v, str) for v in flat):
+            raise ValueError(
+                f"max_features='best'/'1se' refits {type(booster).__name__} on "
+                f"subsets of X's columns, and its {key}={value!r} names columns "
+                "by position, which would then point at other columns. Name "
+                "the columns instead (by their names, or categorical columns by "
+                "a pandas 'category' dtype), or choose k yourself "
+                "(max_features=int)."
+            )
+
+
+def score_refit(scorer, model, X, y, sample_weight=None) -> float:
+    """Score one refit (or the intercept) on held-out rows, weighted if given."""
+    kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+    try:
+        return float(scorer(model, X, y, **kwargs))
+    except ValueError as e:
+        raise ValueError(
+            f"The refit curve's scoring failed on a split's held-out rows: "
+            f"{str(e).rstrip('.')}. Pass a scoring defined on every held-out "
+            "part (a class may be missing from one), such as the default (None)."
+        ) from e
+
+
+class Decoded:
+    """A classifier fitted on encoded labels 0..K-1, speaking the user's labels.
+
+    The selector encodes class labels before fitting (XGBoost requires
+    it); scorers (``pos_label``, ``labels``) must see the user's labels, so
+    the refit is scored through this view: ``classes_`` the labels,
+    ``predict`` decoded, probabilities in the same column order.
+    """
+
+    _estimator_type = "classifier"
+
+    def __init__(self, model, labels):
+        self.model, self.classes_ = model, np.asarray(labels)
+
+    def predict(self, X):
+        return self.classes_[np.asarray(self.model.predict(X)).astype(np.int64)]
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(X)
+
+    def __sklearn_tags__(self):
+        return _tags(True)
+
+
+def _tags(classifier: bool):
+    from sklearn.utils import ClassifierTags, RegressorTags, Tags, TargetTags
+
+    return Tags(
+        estimator_type="classifier" if classifier else "regressor",
+        target_tags=TargetTags(required=True),
+        classifier_tags=ClassifierTags() if classifier else None,
+        regressor_tags=None if classifier else RegressorTags(),
+    )
 
 
 def curve_results(ks, split_scores) -> dict:
     """Return ``cv_results_`` with RFECV's keys, from (n_splits, n_k) scores."""
     scores = np.atleast_2d(np.asarray(split_scores, dtype=np.float64))
+    bad = np.argwhere(~np.isfinite(scores))
+    if bad.size:
+        i, j = bad[0]
+        raise ValueError(
+            f"The refit curve's scoring gave {scores[i, j]} on the held-out rows "
+            f"of split {i + 1} at k = {int(np.asarray(ks)[j])}: it is not defined "
+            "there (a class missing from those rows, say). Pass a scoring "
+            "defined on every held-out part, such as the default (None)."
+        )
     results = {
         "n_features": np.asarray(ks, dtype=np.int64),
         "mean_test_score": scores.mean(axis=0),
@@ -182,15 +351,7 @@ class FrozenPredictions:
         return self._output("predict_proba")
 
     def __sklearn_tags__(self):
-        from sklearn.utils import ClassifierTags, RegressorTags, Tags, TargetTags
-
-        classifier = self._estimator_type == "classifier"
-        return Tags(
-            estimator_type=self._estimator_type,
-            target_tags=TargetTags(required=True),
-            classifier_tags=ClassifierTags() if classifier else None,
-            regressor_tags=None if classifier else RegressorTags(),
-        )
+        return _tags(self._estimator_type == "classifier")
 
 
 def curve_rows(results: dict) -> list[dict]:

@@ -14,16 +14,17 @@ return themselves.
 
 from __future__ import annotations
 
+import copy
 import functools
 
 import numpy as np
-from sklearn.base import TransformerMixin, clone
+from sklearn.base import TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from . import _cutoff, _feature_groups, _refit_curve
 from ._engines import engine_for
-from ._plan import SelectionPlan, selection_seeds
+from ._plan import SelectionPlan, final_step, selection_seeds
 
 __all__ = ["SelectionMixin", "curve_candidates"]
 
@@ -45,10 +46,10 @@ def curve_candidates(selector, fitted) -> np.ndarray:
     group indices with feature groups, ordered by score (ties by position).
     The refit curve (:mod:`~skl_treeinner._refit_curve`) refits the top k.
     """
-    probe = clone(selector).set_params(max_features=None)
-    probe.n_features_in_ = selector.n_features_in_
-    if hasattr(selector, "feature_names_in_"):
-        probe.feature_names_in_ = selector.feature_names_in_
+    # A shallow copy, not clone: CatBoost's list parameters break clone
+    # (catboost #3078), and the probe only reads the cut-off's parameters.
+    probe = copy.copy(selector)
+    probe.max_features = None
     for name, value in fitted.items():
         setattr(probe, name, value)
     if "_feature_groups" in fitted:
@@ -69,6 +70,11 @@ class SelectionMixin:
         selector's cut-off as ``candidates`` (:func:`curve_candidates`).
         """
         split_seed, booster_seed, rng = selection_seeds(self.random_state)
+        curve = isinstance(self.max_features, str)
+        if curve:  # what the refits could not use fails before any fit
+            _refit_curve.check_curve_scoring(self.scoring, sample_weight is not None)
+            if self.estimator is not None:
+                _refit_curve.check_refit_settings(final_step(self.estimator))
         return SelectionPlan(
             selector=self,
             X=X,
@@ -80,11 +86,7 @@ class SelectionMixin:
             split_seed=split_seed,
             booster_seed=booster_seed,
             rng=rng,
-            candidates=(
-                functools.partial(curve_candidates, self)
-                if isinstance(self.max_features, str)
-                else None
-            ),
+            candidates=functools.partial(curve_candidates, self) if curve else None,
         )
 
     def _store(self, fitted, X):

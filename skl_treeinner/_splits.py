@@ -239,7 +239,8 @@ def inner_splits(jobs, *, y, classifier, labels, groups, ordered, seed):
     for job in jobs:
         train = job.train
         if job.es_rows is not None:  # the early-stopping rows are training rows
-            train = np.sort(np.concatenate([train, job.es_rows]))
+            train = np.concatenate([train, job.es_rows])
+        train = np.sort(train)  # in time order, for ordered splits
         if ordered:
             half = train.size // 2
             pairs.append((train[:half], train[half:]))

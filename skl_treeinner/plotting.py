@@ -23,7 +23,12 @@ from ._optional import import_optional
 from ._plan import is_classifier
 from ._readers import read_model
 from ._readers._base import feature_names_of
-from ._refit_curve import CURVE_RULES, choose_k, curve_standard_error
+from ._refit_curve import (
+    CURVE_RULES,
+    choose_k,
+    curve_standard_error,
+    scoring_name,
+)
 from ._report import format_pvalue
 from ._validation import check_attribution, check_params
 
@@ -507,11 +512,7 @@ def plot_refit_curve(selector, *, ax=None, color="tab:blue"):
     ax.set_xlabel(
         ("feature groups" if grouped else "features") + " kept (the k best-ranked)"
     )
-    scoring = selector.scoring
-    if scoring is None:
-        scoring = "ROC AUC" if is_classifier(selector.estimator_) else "R²"
-    elif not isinstance(scoring, str):
-        scoring = getattr(scoring, "__name__", "score")
+    scoring = scoring_name(selector.scoring, is_classifier(selector.estimator_))
     ax.set_ylabel(f"held-out {scoring} of the refit booster")
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend(loc="lower right", framealpha=0.9)

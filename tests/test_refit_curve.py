@@ -5,7 +5,13 @@ import pytest
 import xgboost as xgb
 from sklearn.dummy import DummyRegressor
 from sklearn.exceptions import NotFittedError
-from sklearn.metrics import r2_score, roc_auc_score
+from sklearn.metrics import (
+    log_loss,
+    make_scorer,
+    r2_score,
+    recall_score,
+    roc_auc_score,
+)
 from sklearn.model_selection import GroupKFold, KFold, TimeSeriesSplit
 
 from skl_treeinner import TreeInnerSelector, _splits
@@ -136,28 +142,85 @@ def test_feature_groups_are_ranked_counted_and_kept_whole():
     assert kept[[0, 1]].all()
 
 
-def test_classifiers_score_roc_auc_and_take_a_scoring():
+def test_classifiers_score_log_loss_in_the_users_labels_and_take_a_scoring():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(400, 6))
-    y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    y = np.where(X[:, 0] + rng.normal(size=400) > 0, "yes", "no")
     clf = xgb.XGBClassifier(n_estimators=40, max_depth=2, n_jobs=1)
     cv = KFold(2, shuffle=True, random_state=0)
-    sel = TreeInnerSelector(
-        clf, cv=cv, max_features="best", alpha=None, threshold=-np.inf
-    ).fit(X, y)
+    params = dict(cv=cv, max_features="best", alpha=None, threshold=-np.inf)
+    sel = TreeInnerSelector(clf, **params).fit(X, y)
     res = sel.cv_results_
-    assert res["split0_test_score"][0] == pytest.approx(0.5)  # the prior
     train, test = next(cv.split(X, y))
-    full = xgb.XGBClassifier(n_estimators=40, max_depth=2, n_jobs=1)
-    full.fit(X[train], y[train])
-    assert res["split0_test_score"][-1] == pytest.approx(
-        roc_auc_score(y[test], full.predict_proba(X[test])[:, 1]), rel=1e-6
+    prior = np.mean(y[train] == "yes")
+    assert res["split0_test_score"][0] == pytest.approx(
+        -log_loss(y[test], np.full(test.size, prior), labels=["no", "yes"])
     )
-    sel.set_params(scoring="neg_log_loss").fit(X, y)
-    assert sel.cv_results_["mean_test_score"].max() < 0
+    full = xgb.XGBClassifier(n_estimators=40, max_depth=2, n_jobs=1)
+    full.fit(X[train], (y[train] == "yes").astype(int))
+    proba = full.predict_proba(X[test])
+    assert res["split0_test_score"][-1] == pytest.approx(
+        -log_loss(y[test], proba, labels=["no", "yes"]), rel=1e-6
+    )
+    # scorers see the user's labels: pos_label="yes" means "yes"
+    recall_yes = make_scorer(recall_score, pos_label="yes")
+    sel.set_params(scoring=recall_yes).fit(X, y)
+    predicted = np.array(["no", "yes"])[full.predict(X[test])]
+    assert sel.cv_results_["split0_test_score"][-1] == pytest.approx(
+        recall_score(y[test], predicted, pos_label="yes")
+    )
+    sel.set_params(scoring="roc_auc").fit(X, y)
+    assert sel.cv_results_["split0_test_score"][-1] == pytest.approx(
+        roc_auc_score(y[test] == "yes", proba[:, 1]), rel=1e-6
+    )
+    # three classes, one missing from a held-out part: the default still scores
     y3 = np.digitize(X[:, 0] + rng.normal(size=400), [-0.5, 0.5])
-    multi = TreeInnerSelector(clf, cv=cv, max_features="1se").fit(X, y3)
-    assert 0.5 < multi.cv_results_["mean_test_score"].max() <= 1
+    y3[:10] = y3[140:150] = 3  # class 3 not in KFold(3)'s last held-out part
+    multi = TreeInnerSelector(clf, cv=KFold(3), max_features="1se").fit(X, y3)
+    assert np.isfinite(multi.cv_results_["mean_test_score"]).all()
+    with pytest.raises(ValueError, match="scoring failed on a split's held-out"):
+        TreeInnerSelector(
+            clf, cv=KFold(3), max_features="1se", alpha=None, scoring="roc_auc_ovr"
+        ).fit(X, y3)
+
+
+def test_what_the_refits_cannot_use_fails_before_any_fit(monkeypatch):
+    X, y = _data(200)
+    fits = []
+    original = xgb.XGBRegressor.fit
+    monkeypatch.setattr(
+        xgb.XGBRegressor,
+        "fit",
+        lambda self, *a, **k: fits.append(1) or original(self, *a, **k),
+    )
+    # XGBoost applies a shorter monotone_constraints to the first columns
+    with pytest.raises(ValueError, match="monotone_constraints=.* by position"):
+        TreeInnerSelector(_booster(monotone_constraints=(1,)), max_features="best").fit(
+            X, y
+        )
+    with pytest.raises(ValueError, match="not a valid scoring value"):
+        TreeInnerSelector(_booster(), max_features="best", scoring="r3").fit(X, y)
+
+    def unweighted(est, X, y):
+        return 0.0
+
+    with pytest.raises(ValueError, match="without a sample_weight"):
+        TreeInnerSelector(_booster(), max_features="best", scoring=unweighted).fit(
+            X, y, sample_weight=np.ones(y.size)
+        )
+    assert fits == []
+    with pytest.raises(ValueError, match="scoring gave nan on the held-out rows"):
+        TreeInnerSelector(
+            _booster(), max_features="best", scoring=lambda e, X, y: np.nan
+        ).fit(X, y)
+
+
+def test_a_users_eval_set_is_cut_to_the_refits_columns():
+    X, y = _data(300)
+    booster = _booster(n_estimators=200, early_stopping_rounds=5)
+    sel = TreeInnerSelector(booster, max_features="best", alpha=None, cv=3)
+    sel.fit(X[:250], y[:250], eval_set=[(X[250:], y[250:])])
+    assert sel.cv_results_["n_features"][-1] > 1
 
 
 def test_prefit_is_refused_before_scoring():
@@ -193,3 +256,29 @@ def test_k_grid_is_dense_where_curves_bend():
     grid = k_grid(1000)
     assert grid[:11].tolist() == list(range(11)) and grid[-1] == 1000
     assert grid.size <= 30
+
+
+def test_max_features_counts_only_the_features_that_pass():
+    from skl_treeinner._cutoff import select
+
+    # the best-scoring feature fails the test: it takes no place of the two
+    kept = select([5.0, 4.0, 3.0], 0.0, 2, pvalues=[0.5, 0.01, 0.01], alpha=0.05)
+    assert kept.tolist() == [False, True, True]
+
+
+def test_catboost_frames_with_categories_refit_on_any_subset():
+    catboost = pytest.importorskip("catboost")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    frame["city"] = rng.choice(["x", "y", "z"], size=300)
+    y = frame["a"] + (frame["city"] == "x") + rng.normal(size=300)
+    model = catboost.CatBoostRegressor(iterations=30, depth=3, verbose=0)
+    sel = TreeInnerSelector(model, cv=3, max_features="best", alpha=None)
+    sel.fit(frame, y)  # the probe of the cut-off does not clone CatBoost
+    assert sel.cv_results_["n_features"][-1] >= 2
+    with pytest.raises(ValueError, match="Leave cat_features out"):
+        TreeInnerSelector(
+            catboost.CatBoostRegressor(iterations=5, cat_features=["city"]),
+            max_features="best",
+        ).fit(frame, y)

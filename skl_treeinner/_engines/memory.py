@@ -32,7 +32,7 @@ from .._plan import (
 from .._readers import default_estimator, reader_class
 from .._refit_curve import (
     curve_results,
-    default_scoring,
+    curve_scorer,
     k_grid,
     prefit_refusal,
     top_columns,
@@ -153,7 +153,8 @@ class InMemory(Engine):
             estimators = [fitted]
         else:
             if classifier:  # 0..K-1, as XGBoost requires
-                y_fit = np.unique(y_fit, return_inverse=True)[1].astype(np.int64)
+                labels, y_fit = np.unique(y_fit, return_inverse=True)
+                y_fit = y_fit.astype(np.int64)
             cross_fit, split_params = make_cross_fit_plan(
                 selector,
                 base,
@@ -224,10 +225,9 @@ class InMemory(Engine):
                 jobs,
                 pooled,
                 y=y_fit,
-                classifier=classifier,
+                labels=labels if classifier else None,
                 units=units,
                 fgroups=fgroups,
-                base=base,
             )
         return fitted
 
@@ -310,7 +310,7 @@ def _statistics(pooled: _Pooled, tests, scored, *, units, fgroups) -> dict:
     return fitted
 
 
-def _curve(plan, cross_fit, jobs, pooled, *, y, classifier, units, fgroups, base):
+def _curve(plan, cross_fit, jobs, pooled, *, y, labels, units, fgroups):
     """Return the honest refit curve's ``cv_results_`` (:mod:`.._refit_curve`).
 
     Per outer split: the candidates ranked on half of its training rows
@@ -320,16 +320,15 @@ def _curve(plan, cross_fit, jobs, pooled, *, y, classifier, units, fgroups, base
     of the grid, and scored on the split's held-out rows.
     """
     from sklearn.dummy import DummyClassifier, DummyRegressor
-    from sklearn.metrics import check_scoring
 
     selector = plan.selector
     name = type(selector).__name__
-    n_classes = int(np.max(y)) + 1 if classifier else 0
+    classifier = labels is not None
     pairs = _splits.inner_splits(
         jobs,
         y=y,
         classifier=classifier,
-        labels=np.arange(n_classes) if classifier else None,
+        labels=labels,
         groups=pooled.groups if units == "groups" else plan.groups,
         ordered=units == "blocks",
         seed=plan.rng.randint(2**31 - 1),
@@ -356,33 +355,32 @@ def _curve(plan, cross_fit, jobs, pooled, *, y, classifier, units, fgroups, base
     ]
     ks = k_grid(max(order.size for order in orders))
     scoring = _CurveScoring(
-        check_scoring(
-            base,
-            scoring=(
-                default_scoring(classifier, n_classes)
-                if selector.scoring is None
-                else selector.scoring
-            ),
-        ),
+        curve_scorer(selector.scoring, classifier, labels)[0],
         DummyClassifier(strategy="prior") if classifier else DummyRegressor(),
+        labels,
     )
     members = None if fgroups is None else fgroups.members
-    tasks = [
-        (job, top_columns(order, min(k, order.size), members), scoring)
-        for job, order in zip(jobs, orders, strict=True)
-        for k in ks
+    # Per split and k, the columns refitted; a split with fewer candidates
+    # than k refits its top ones once.
+    keys = [
+        [(j, tuple(top_columns(order, min(k, order.size), members))) for k in ks]
+        for j, order in enumerate(orders)
     ]
+    points = list(dict.fromkeys(key for row in keys for key in row))
+    tasks = [(jobs[j], np.asarray(cols, np.int64), scoring) for j, cols in points]
     scores = _crossfit.run_refits(
         cross_fit, tasks, n_jobs=selector.n_jobs, verbose=selector.verbose, name=name
     )
-    return curve_results(ks, scores.reshape(len(jobs), ks.size))
+    done = dict(zip(points, scores, strict=True))
+    return curve_results(ks, [[done[key] for key in row] for row in keys])
 
 
 class _CurveScoring(NamedTuple):
-    """How a refit is scored: the scorer, and the model of k = 0 features."""
+    """How a refit is scored: scorer, model of no feature, class labels or None."""
 
     scorer: object
     dummy: object
+    labels: object
 
 
 #: The one instance the dispatch uses.

@@ -13,6 +13,8 @@ row) and the targets of the training rows (for k = 0) come into memory.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ... import _inference
@@ -21,8 +23,9 @@ from ..._progress import progress
 from ..._refit_curve import (
     FrozenPredictions,
     curve_results,
-    default_scoring,
+    curve_scorer,
     k_grid,
+    score_refit,
     top_columns,
 )
 from ._codes import rows_of
@@ -47,52 +50,70 @@ def _statistics(sets, fgroups) -> dict:
     return fitted
 
 
-def _held_out(dask, est, rows, j, columns, *, classifier):
-    """Compute split j's held-out targets, weights and ``est``'s predictions."""
+def _held_out(dask, est, rows, j, columns, *, labels):
+    """Compute split j's held-out targets, weights and ``est``'s predictions.
+
+    For a classifier (``labels``, the user's class labels), the targets
+    and predicted classes decoded to them.
+    """
     X, y, w = rows_of(dask, rows, j, "test")
     # Persisted first: xgboost.dask 3.1's predict_proba fails to compute
     # ("pop from an empty set") on DataFrames from dd.from_delayed, which
     # the rows of a split are; they are 1/cv of the rows, let go here.
     X = take_columns(X, columns).persist()
     outputs = {"predict": est.predict(X)}
-    if classifier:
+    if labels is not None:
         outputs["predict_proba"] = est.predict_proba(X)
     # One compute each: the predictions of a DataFrame may be a Dask array
     # of another graph kind, which Dask cannot compute together.
     outputs = {key: np.asarray(dask.compute(v)[0]) for key, v in outputs.items()}
     y, w = dask.compute(y, w)
     del X
-    return outputs, np.asarray(y), None if w is None else np.asarray(w)
+    y = np.asarray(y)
+    if labels is not None:
+        outputs["predict"] = labels[outputs["predict"].astype(np.int64)]
+        y = labels[y.astype(np.int64)]
+    return outputs, y, None if w is None else np.asarray(w)
 
 
-def _intercept(dask, rows, j, scorer, dummy):
+def _intercept(dask, rows, j, scoring):
     """Score the model of no feature (the prior or mean of j's training rows)."""
     parts = [rows_of(dask, rows, j, role) for role in ("fit", "stop", "test")]
     (fit_part, stop_part, test_part) = dask.compute(*[(y, w) for _, y, w in parts])
     y_train = np.concatenate([np.asarray(fit_part[0]), np.asarray(stop_part[0])])
+    y_test = np.asarray(test_part[0])
+    if scoring.labels is not None:
+        y_train = scoring.labels[y_train.astype(np.int64)]
+        y_test = scoring.labels[y_test.astype(np.int64)]
     w_train = None
     if fit_part[1] is not None:
         w_train = np.concatenate([np.asarray(fit_part[1]), np.asarray(stop_part[1])])
-    dummy = dummy.fit(np.zeros((y_train.size, 1)), y_train, w_train)
-    y_test, w_test = np.asarray(test_part[0]), test_part[1]
-    kwargs = {} if w_test is None else {"sample_weight": np.asarray(w_test)}
-    return scorer(dummy, np.zeros((y_test.size, 1)), y_test, **kwargs)
+    dummy = scoring.dummy.fit(np.zeros((y_train.size, 1)), y_train, w_train)
+    w_test = None if test_part[1] is None else np.asarray(test_part[1])
+    zeros = np.zeros((y_test.size, 1))
+    return score_refit(scoring.scorer, dummy, zeros, y_test, w_test)
 
 
-def dask_curve(dask, plan, rows, n_splits, *, fit, score, fgroups, n_classes):
+class _Scoring(NamedTuple):
+    scorer: object
+    dummy: object
+    labels: object
+
+
+def dask_curve(dask, plan, rows, n_splits, *, fit, score, fgroups, labels):
     """Return the refit curve's ``cv_results_`` on the cluster.
 
     ``fit(j, inner=..., columns=...)`` fits a fresh clone of the booster on
     split j's (inner) training rows, with retries; ``score(estimators,
     role)`` returns, per split, the moments of the columns' (and groups')
-    terms on the rows of ``role``. ``n_classes`` is 0 for a regressor.
+    terms on the rows of ``role``. ``labels``: the user's class labels, or
+    None for a regressor.
     """
     from sklearn.dummy import DummyClassifier, DummyRegressor
-    from sklearn.metrics import check_scoring
 
     selector = plan.selector
     name = type(selector).__name__
-    classifier = n_classes > 0
+    classifier = labels is not None
     rankers = [
         fit(j, inner=True)
         for j in progress(
@@ -105,29 +126,28 @@ def dask_curve(dask, plan, rows, n_splits, *, fit, score, fgroups, n_classes):
     per_split = score(rankers, "inner-test")
     orders = [plan.candidates(_statistics(sets, fgroups)) for sets in per_split]
     ks = k_grid(max(order.size for order in orders))
-    classes = np.arange(n_classes) if classifier else None
-    scorer = check_scoring(
-        None,
-        scoring=(
-            default_scoring(classifier, n_classes)
-            if selector.scoring is None
-            else selector.scoring
-        ),
+    scoring = _Scoring(
+        curve_scorer(selector.scoring, classifier, labels)[0],
+        DummyClassifier(strategy="prior") if classifier else DummyRegressor(),
+        labels,
     )
-    dummy = DummyClassifier(strategy="prior") if classifier else DummyRegressor()
     members = None if fgroups is None else fgroups.members
-    scores = np.empty((n_splits, ks.size))
-    tasks = [(j, i, k) for j in range(n_splits) for i, k in enumerate(ks)]
-    for j, i, k in progress(
-        tasks, desc=f"{name}: refit curve", verbose=selector.verbose, unit="refit"
+    # Per split and k, the columns refitted; each distinct one once.
+    keys = [
+        [(j, tuple(top_columns(order, min(k, order.size), members))) for k in ks]
+        for j, order in enumerate(orders)
+    ]
+    done = {}
+    points = list(dict.fromkeys(key for row in keys for key in row))
+    for j, columns in progress(
+        points, desc=f"{name}: refit curve", verbose=selector.verbose, unit="refit"
     ):
-        columns = top_columns(orders[j], min(k, orders[j].size), members)
-        if columns.size == 0:
-            scores[j, i] = _intercept(dask, rows, j, scorer, dummy)
+        if not columns:
+            done[j, columns] = _intercept(dask, rows, j, scoring)
             continue
-        est = fit(j, columns=columns)
-        outputs, y, w = _held_out(dask, est, rows, j, columns, classifier=classifier)
-        kwargs = {} if w is None else {"sample_weight": w}
-        frozen = FrozenPredictions(outputs, classes)
-        scores[j, i] = scorer(frozen, np.zeros((y.size, 1)), y, **kwargs)
-    return curve_results(ks, scores)
+        est = fit(j, columns=np.asarray(columns, dtype=np.int64))
+        outputs, y, w = _held_out(dask, est, rows, j, columns, labels=labels)
+        frozen = FrozenPredictions(outputs, labels)
+        zeros = np.zeros((y.size, 1))
+        done[j, columns] = score_refit(scoring.scorer, frozen, zeros, y, w)
+    return curve_results(ks, [[done[key] for key in row] for row in keys])

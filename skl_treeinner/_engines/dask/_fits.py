@@ -42,6 +42,10 @@ def _fit_split(
     if columns is not None:
         X = take_columns(X, columns)
     params = dict(plan_params)
+    if columns is not None and params.get("eval_set"):  # the user's, cut alike
+        params["eval_set"] = [
+            (take_columns(X_e, columns), *rest) for X_e, *rest in params["eval_set"]
+        ]
     if weighted:
         params["sample_weight"] = w
     if es_reader is not None:

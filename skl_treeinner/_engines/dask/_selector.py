@@ -449,6 +449,6 @@ def fit_dask(plan, default):
                 role=role,
             ),
             fgroups=fgroups,
-            n_classes=n_classes if classifier else 0,
+            labels=None if labels is None else np.asarray(labels),
         )
     return fitted
