@@ -4,7 +4,7 @@ scikit-learn's breast cancer data (30 real columns, binary target) with 10
 injected noise columns. ``TreeInnerSelector(max_features="1se")`` ranks the
 features on each split's training rows alone, refits the booster on the top
 k for every k of a grid, scores each refit on the split's held-out rows
-(ROC AUC), and keeps the fewest features whose mean score is within one
+(the default for classifiers: minus the log loss), and keeps the fewest features whose mean score is within one
 standard error of the best. ``set_params(max_features="best")`` re-reads the
 same curve: no refit. With ``alpha=None`` the curve runs over every feature
 scoring above zero, not only those the test keeps.
@@ -36,14 +36,14 @@ selector = TreeInnerSelector(
 ).fit(X, y)
 
 results = selector.cv_results_
-print("k  mean ROC AUC  std over 3 splits")
+print(" k  mean -log loss  std over 3 splits")
 for k, mean, std in zip(
     results["n_features"],
     results["mean_test_score"],
     results["std_test_score"],
     strict=True,
 ):
-    print(f"{k:>2}  {mean:.4f}        {std:.4f}")
+    print(f"{k:>2}  {mean:.4f}         {std:.4f}")
 
 for rule in ("1se", "best"):
     selector.set_params(max_features=rule)  # the same curve, no refit

@@ -55,7 +55,7 @@ from ._cutoff import (
 )
 from ._feature_groups import GROUP_TESTS
 from ._readers import DEFAULT_BOOSTER_PARAMS, LIBRARIES, reader_class
-from ._refit_curve import curve_rows, format_curve
+from ._refit_curve import curve_rows, format_curve, scoring_name
 from ._report import format_group_table, format_table, group_table, score_table
 from ._validation import MANY_CLASSES
 
@@ -282,6 +282,14 @@ def build_parser() -> argparse.ArgumentParser:
         "highest, '1se' the fewest within one standard error of it)",
     )
     scoring.add_argument(
+        "--scoring",
+        default=None,
+        metavar="NAME",
+        help="with --max-features best or 1se: the refit curve's score, a "
+        "scikit-learn scorer name such as roc_auc or neg_mean_absolute_error "
+        "(default: r2 for regression, minus the log loss for classification)",
+    )
+    scoring.add_argument(
         "--groups",
         metavar="FILE",
         help="a JSON file {name: [column, ...]} of feature groups (one-hot "
@@ -467,6 +475,7 @@ def _select(args) -> None:
         max_features=max_features,
         feature_groups=groups,
         group_test=args.group_test,
+        scoring=args.scoring,
         random_state=args.random_state,
         n_jobs=args.n_jobs,
         verbose=0 if args.quiet else 1 + args.verbose,
@@ -513,7 +522,8 @@ def _select(args) -> None:
         rule = f"{describe_rule(args.control, args.alpha, n_units)} and {rule}"
     word = "group" if groups is not None else "feature"
     if isinstance(max_features, str):  # the refit curve's rule
-        print("\n" + format_curve(selector.cv_results_, word))
+        score = scoring_name(args.scoring, task == "classification")
+        print("\n" + format_curve(selector.cv_results_, word, score))
         cap = next(
             row["k"]
             for row in curve_rows(selector.cv_results_)

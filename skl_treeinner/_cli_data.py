@@ -493,6 +493,9 @@ def write_scores(
             document["groups"] = groups
         if curve is not None:
             document["max_features"] = selector.max_features
+            document["scoring"] = args.scoring or (
+                "neg_log_loss" if task == "classification" else "r2"
+            )
             document["refit_curve"] = curve
         path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
         return

@@ -339,7 +339,7 @@ def refit_and_score(plan: CrossFitPlan, job: SplitJob, columns, scoring):
         X=_safe_indexing(plan.X, columns, axis=1),
         n_features_in=len(columns),
         feature_names_in=None,
-        fit_params=_eval_columns(plan.fit_params, columns),
+        fit_params=_subset_fit_params(plan, columns),
     )
     est = clone_estimator(plan.estimator)
     if final_step(est) is est:
@@ -355,16 +355,35 @@ def refit_and_score(plan: CrossFitPlan, job: SplitJob, columns, scoring):
                 f"{type(est).__name__} on {len(columns)} of the columns of X, "
                 f"which failed: {str(e).rstrip('.')}. Steps or parameters that "
                 "name X's columns by position or name must take any subset of "
-                "them; or choose k yourself (max_features=int)."
+                "them (in a ColumnTransformer, select by dtype with "
+                "make_column_selector); or choose k yourself (max_features=int)."
             ) from e
         model = est if labels is None else Decoded(est, labels)
         X_test = _safe_indexing(sub.X, job.test)
         return score_refit(scoring.scorer, model, X_test, y_test, w_test)
 
 
-def _eval_columns(fit_params, columns):
-    """Return the fit parameters with a user's evaluation sets cut to ``columns``."""
-    params = dict(fit_params)
+def _subset_fit_params(plan: CrossFitPlan, columns):
+    """Return the fit parameters for a refit on ``columns`` of X only.
+
+    A user's evaluation sets are cut to the columns; LightGBM's
+    ``categorical_feature`` keeps the kept columns, by name or by their
+    new positions.
+    """
+    params = dict(plan.fit_params)
+    cats = params.get("categorical_feature")
+    if cats is not None and not isinstance(cats, str):  # "auto" follows dtypes
+        names = plan.feature_names_in
+        kept = set() if names is None else {str(n) for n in np.asarray(names)[columns]}
+        position = {int(c): i for i, c in enumerate(columns)}
+        cut = []
+        for c in cats:
+            if isinstance(c, str):
+                if c in kept:
+                    cut.append(c)
+            elif int(c) in position:
+                cut.append(position[int(c)])
+        params["categorical_feature"] = cut
     if params.get("eval_set"):  # XGBoost, LightGBM, CatBoost: [(X, y), ...]
         params["eval_set"] = [
             (_safe_indexing(X_e, columns, axis=1), *rest)

@@ -13,7 +13,8 @@ construction (a nested protocol): for every outer split of the selector,
 2. for every k of a grid (:func:`k_grid`), the booster is refitted on the
    split's training rows with the top k candidates' columns (early stopping
    on the split's own carved rows) and scored on the split's held-out rows
-   (k = 0: the intercept alone, scikit-learn's ``Dummy*``).
+   (k = 0: the intercept alone, scikit-learn's ``Dummy*``), in the user's
+   class labels (:class:`Decoded`).
 
 The held-out rows of a split are thus never fitted, stopped on or scored
 while its ranking is made. The engines run the fits; this module holds
@@ -257,11 +258,13 @@ def score_refit(scorer, model, X, y, sample_weight=None) -> float:
     kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
     try:
         return float(scorer(model, X, y, **kwargs))
-    except ValueError as e:
+    except (ValueError, AttributeError, TypeError) as e:
         raise ValueError(
             f"The refit curve's scoring failed on a split's held-out rows: "
-            f"{str(e).rstrip('.')}. Pass a scoring defined on every held-out "
-            "part (a class may be missing from one), such as the default (None)."
+            f"{str(e).rstrip('.')}. Pass a scoring that suits the estimator and "
+            "is defined on every held-out part (a class may be missing from "
+            "one), such as the default (None); for a binary score on labels "
+            "other than 0/1, make_scorer(..., pos_label=...)."
         ) from e
 
 
@@ -375,22 +378,22 @@ def curve_rows(results: dict) -> list[dict]:
     ]
 
 
-def format_curve(results: dict, unit: str = "feature") -> str:
+def format_curve(results: dict, unit: str = "feature", score: str = "score") -> str:
     """Return the refit curve as a text table (the command line's).
 
     >>> scores = [[0.0, 0.5, 0.52], [0.0, 0.44, 0.44]]  # two splits
     >>> print(format_curve(curve_results([0, 1, 2], scores)))
     refit curve (held-out score of the booster refitted on the top k features):
-       k    mean    s.e.
-       0  0.0000  0.0000
-       1  0.4700  0.0212  1se
-       2  0.4800  0.0283  best
+       k      mean    s.e.
+       0    0.0000  0.0000
+       1    0.4700  0.0212  1se
+       2    0.4800  0.0283  best
     """
     lines = [
-        f"refit curve (held-out score of the booster refitted on the top k {unit}s):",
-        f"{'k':>4}  {'mean':>6}  {'s.e.':>6}",
+        f"refit curve (held-out {score} of the booster refitted on the top k {unit}s):",
+        f"{'k':>4}  {'mean':>8}  {'s.e.':>6}",
     ]
     for row in curve_rows(results):
         mark = ("  " + ", ".join(row["rules"])) if row["rules"] else ""
-        lines.append(f"{row['k']:>4}  {row['mean']:>6.4f}  {row['se']:>6.4f}{mark}")
+        lines.append(f"{row['k']:>4}  {row['mean']:>8.4f}  {row['se']:>6.4f}{mark}")
     return "\n".join(lines)

@@ -41,15 +41,19 @@ def curve_candidates(selector, fitted) -> np.ndarray:
 
     ``fitted`` holds the statistics of one inner split (``scores_``,
     ``scores_se_``, ``pvalues_`` and, with feature groups, the groups'); the
-    cut-off is ``selector``'s own (``alpha``, ``control``, ``threshold``,
-    ``group_test``) without ``max_features``. Returns column indices, or
+    cut-off is ``selector``'s ``threshold`` alone (on the groups' scores
+    with feature groups): ``alpha`` applies to the selection on all rows,
+    of which the curve's k best are kept. Returns column indices, or
     group indices with feature groups, ordered by score (ties by position).
     The refit curve (:mod:`~skl_treeinner._refit_curve`) refits the top k.
     """
     # A shallow copy, not clone: CatBoost's list parameters break clone
     # (catboost #3078), and the probe only reads the cut-off's parameters.
     probe = copy.copy(selector)
-    probe.max_features = None
+    # The threshold only: a test on the inner half (about 40 % of the rows)
+    # passes fewer features than the test on all rows, which cut the curve
+    # short; the test's alpha applies to the final selection instead.
+    probe.max_features, probe.alpha = None, None
     for name, value in fitted.items():
         setattr(probe, name, value)
     if "_feature_groups" in fitted:
@@ -211,6 +215,11 @@ class SelectionMixin:
 
     def _curve_k(self) -> int:
         """Return the k ``max_features="best"``/``"1se"`` reads off the curve."""
+        if self.max_features not in _refit_curve.CURVE_RULES:
+            raise ValueError(
+                f"max_features={self.max_features!r} is not an int, a fraction "
+                "in (0, 1], a callable, 'best', '1se' or None."
+            )
         results = getattr(self, "cv_results_", None)
         if results is None:
             raise NotFittedError(

@@ -216,9 +216,9 @@ class TreeInnerSelector(
     scoring : str, callable or None, default=None
         The refit curve's score (``max_features="best"``/``"1se"``), as
         scikit-learn's ``scoring``: a scorer name or a callable
-        ``scorer(estimator, X, y)``, higher is better. None: R² for a
-        regressor, ROC AUC for a classifier (one-vs-rest with more than two
-        classes). Not used otherwise.
+        ``scorer(estimator, X, y)``, higher is better, in the user's class
+        labels. None: R² for a regressor, minus the log loss (over every
+        class) for a classifier. Not used otherwise.
     prefit : bool, default=False
         Whether ``estimator`` is already fitted. Then ``fit(X, y)`` scores it on
         all the given rows, which must be rows it was not trained on
@@ -335,7 +335,8 @@ class TreeInnerSelector(
         The threshold the scores are compared with (derived likewise).
     max_features_ : int or None
         ``max_features`` as a count of features at fit time (a callable is
-        evaluated on the X given to ``fit``); a numeric ``max_features`` set
+        evaluated on the X given to ``fit``; None for ``"best"``/``"1se"``,
+        whose k is read off ``cv_results_``); a numeric ``max_features`` set
         later takes effect without changing it.
     cv_results_ : dict of ndarray
         With ``max_features="best"``/``"1se"`` at fit: the refit curve, with

@@ -236,7 +236,10 @@ def plot_scores(
     if alpha is not None:
         rule = f"{describe_rule(control, alpha, n_units)} and {rule}"
     cap = selector.max_features
-    if callable(cap):
+    if isinstance(cap, str):  # the refit curve's rule
+        rule += f", the best {selector._curve_k()} by the refit curve ({cap})"
+        cap = None
+    elif callable(cap):
         cap = getattr(selector, "max_features_", None)
     elif cap is not None:
         cap = resolve_max_features(cap, n_units)
@@ -504,10 +507,14 @@ def plot_refit_curve(selector, *, ax=None, color="tab:blue"):
     se = curve_standard_error(results)
     ax.errorbar(ks, mean, yerr=se, color=color, marker="o", ms=3, capsize=2)
     styles = {"best": ("-", "tab:green"), "1se": ("--", "tab:orange")}
+    kept = selector.n_features_
     for rule in CURVE_RULES:
         k = choose_k(ks, mean, se, rule)
         style, line_color = styles[rule]
-        ax.axvline(k, ls=style, color=line_color, label=f'"{rule}": k = {k}')
+        label = f'"{rule}": k = {k}'
+        if rule == selector.max_features and kept != k:  # fewer pass on all rows
+            label += f" ({kept} kept: all that pass)"
+        ax.axvline(k, ls=style, color=line_color, label=label)
     grouped = getattr(selector, "_feature_groups", None) is not None
     ax.set_xlabel(
         ("feature groups" if grouped else "features") + " kept (the k best-ranked)"

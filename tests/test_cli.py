@@ -574,7 +574,8 @@ def test_refit_curve_on_screen_in_json_csv_and_plot(capsys, houses, tmp_path):
     assert doc["selected"] == [
         name for name, kept in zip(X.columns, ref.get_support(), strict=True) if kept
     ]
-    assert "refit curve (held-out score" in stdout
+    assert "refit curve (held-out R² of the booster" in stdout
+    assert doc["scoring"] == "r2"
     assert f"the best {one_se} feature" in stdout and "(1se)" in stdout
     assert png.stat().st_size > 0
     run_cli(
