@@ -3,11 +3,11 @@
 scikit-learn's breast cancer data (30 real columns, binary target) with 10
 injected noise columns. ``TreeInnerSelector(max_features="1se")`` ranks the
 features on each split's training rows alone, refits the booster on the top
-k for every k of a grid, scores each refit on the split's held-out rows
-(the default for classifiers: minus the log loss), and keeps the fewest features whose mean score is within one
+k for every k of a grid, scores each refit on the split's held-out rows (the
+default for classifiers: minus the log loss), and keeps the k best of the
+features its test keeps, k the fewest whose mean score is within one
 standard error of the best. ``set_params(max_features="best")`` re-reads the
-same curve: no refit. With ``alpha=None`` the curve runs over every feature
-scoring above zero, not only those the test keeps.
+same curve: no refit.
 
 Run: python examples/refit_curve.py [OUTPUT_DIR]
 (writes refit-curve.png there; the picture in docs/plots.md comes from
@@ -31,9 +31,8 @@ for i in range(10):
     X[f"noise_{i}"] = rng.normal(size=len(X))
 
 booster = xgb.XGBClassifier(n_estimators=100, learning_rate=0.1, max_depth=3)
-selector = TreeInnerSelector(
-    booster, cv=3, alpha=None, max_features="1se", random_state=0
-).fit(X, y)
+selector = TreeInnerSelector(booster, cv=3, max_features="1se", random_state=0)
+selector.fit(X, y)
 
 results = selector.cv_results_
 print(" k  mean -log loss  std over 3 splits")

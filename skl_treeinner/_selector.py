@@ -171,13 +171,13 @@ class TreeInnerSelector(
         threshold, the best-ranked first: an int, a fraction of the features in (0, 1]
         (at least one), or a callable on X returning an int. ``"best"`` or
         ``"1se"``: k from a **refit curve** (``cv_results_``): per split,
-        the candidates passing the test and threshold are ranked on its
-        training rows alone, and the booster refitted on the top k is
-        scored (``scoring``) on its held-out rows; ``"best"`` keeps the k
-        of the highest mean score, ``"1se"`` the smallest k within one
-        standard error of it (fewer if fewer pass on all rows). With
-        ``alpha=None`` the curve runs over every feature above
-        ``threshold``. User guide, "How many features". Not with ``prefit``.
+        the features above ``threshold`` are ranked on its training rows
+        alone, and the booster refitted on the top k is scored
+        (``scoring``) on its held-out rows; ``"best"`` takes the k of the
+        highest mean score, ``"1se"`` the smallest k within one standard
+        error of it, and the k best of the features passing the test on
+        all rows are kept. User guide, "How many features". Not with
+        ``prefit``.
     feature_groups : dict or None, default=None
         Families of columns to keep or drop as one (the dummies of a
         one-hot encoded categorical, the lags of one series, a column and its
