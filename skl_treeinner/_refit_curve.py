@@ -24,10 +24,13 @@ the scorer and the fitted ``cv_results_``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 __all__ = [
     "CURVE_RULES",
+    "CurveScoring",
     "Decoded",
     "FrozenPredictions",
     "POSITIONAL_SETTINGS",
@@ -41,6 +44,7 @@ __all__ = [
     "score_refit",
     "scoring_name",
     "k_grid",
+    "refit_points",
     "prefit_refusal",
     "top_columns",
 ]
@@ -301,6 +305,40 @@ def _tags(classifier: bool):
         classifier_tags=ClassifierTags() if classifier else None,
         regressor_tags=None if classifier else RegressorTags(),
     )
+
+
+class CurveScoring(NamedTuple):
+    """How a refit is scored: scorer, model of no feature, class labels or None."""
+
+    scorer: object
+    dummy: object
+    labels: object
+
+    @classmethod
+    def make(cls, scoring, labels=None) -> CurveScoring:
+        """Build it from ``scoring``: a regressor's, or a classifier's (``labels``)."""
+        from sklearn.dummy import DummyClassifier, DummyRegressor
+
+        classifier = labels is not None
+        return cls(
+            curve_scorer(scoring, classifier, labels)[0],
+            DummyClassifier(strategy="prior") if classifier else DummyRegressor(),
+            labels,
+        )
+
+
+def refit_points(orders, ks, members=None):
+    """Return the columns each split refits per k, and each distinct refit once.
+
+    ``keys[j][i]`` is ``(j, columns)`` for split j at ``ks[i]``: a split with
+    fewer candidates than k refits all of them, so its larger k share one
+    refit, listed once in ``points`` (in order of first use).
+    """
+    keys = [
+        [(j, tuple(top_columns(order, min(k, order.size), members))) for k in ks]
+        for j, order in enumerate(orders)
+    ]
+    return keys, list(dict.fromkeys(key for row in keys for key in row))
 
 
 def curve_results(ks, split_scores) -> dict:

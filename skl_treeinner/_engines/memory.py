@@ -31,11 +31,11 @@ from .._plan import (
 )
 from .._readers import default_estimator, reader_class
 from .._refit_curve import (
+    CurveScoring,
     curve_results,
-    curve_scorer,
     k_grid,
     prefit_refusal,
-    top_columns,
+    refit_points,
 )
 from .._scoring import (
     predecomp_rows,
@@ -319,8 +319,6 @@ def _curve(plan, cross_fit, jobs, pooled, *, y, labels, units, fgroups):
     split's training rows with the top k candidates' columns, for every k
     of the grid, and scored on the split's held-out rows.
     """
-    from sklearn.dummy import DummyClassifier, DummyRegressor
-
     selector = plan.selector
     name = type(selector).__name__
     classifier = labels is not None
@@ -354,33 +352,15 @@ def _curve(plan, cross_fit, jobs, pooled, *, y, labels, units, fgroups):
         for job, part in zip(inner, scored, strict=True)
     ]
     ks = k_grid(max(order.size for order in orders))
-    scoring = _CurveScoring(
-        curve_scorer(selector.scoring, classifier, labels)[0],
-        DummyClassifier(strategy="prior") if classifier else DummyRegressor(),
-        labels,
-    )
+    scoring = CurveScoring.make(selector.scoring, labels)
     members = None if fgroups is None else fgroups.members
-    # Per split and k, the columns refitted; a split with fewer candidates
-    # than k refits its top ones once.
-    keys = [
-        [(j, tuple(top_columns(order, min(k, order.size), members))) for k in ks]
-        for j, order in enumerate(orders)
-    ]
-    points = list(dict.fromkeys(key for row in keys for key in row))
+    keys, points = refit_points(orders, ks, members)
     tasks = [(jobs[j], np.asarray(cols, np.int64), scoring) for j, cols in points]
     scores = _crossfit.run_refits(
         cross_fit, tasks, n_jobs=selector.n_jobs, verbose=selector.verbose, name=name
     )
     done = dict(zip(points, scores, strict=True))
     return curve_results(ks, [[done[key] for key in row] for row in keys])
-
-
-class _CurveScoring(NamedTuple):
-    """How a refit is scored: scorer, model of no feature, class labels or None."""
-
-    scorer: object
-    dummy: object
-    labels: object
 
 
 #: The one instance the dispatch uses.

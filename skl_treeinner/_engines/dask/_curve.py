@@ -13,29 +13,31 @@ row) and the targets of the training rows (for k = 0) come into memory.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from ... import _inference
 from ..._feature_groups import group_statistics
 from ..._progress import progress
 from ..._refit_curve import (
+    CurveScoring,
     FrozenPredictions,
     curve_results,
-    curve_scorer,
     k_grid,
+    refit_points,
     score_refit,
-    top_columns,
 )
 from ._codes import rows_of
 from ._fits import take_columns
 
-__all__ = ["dask_curve"]
+__all__ = ["dask_curve", "moments_statistics"]
 
 
-def _statistics(sets, fgroups) -> dict:
-    """Return one split's fitted statistics from its moments (columns', groups')."""
+def moments_statistics(sets, fgroups) -> dict:
+    """Return the fitted statistics of rows' moments (the columns', groups').
+
+    ``split_scores_`` is of these rows as one split; the selector sets the
+    per-split ones.
+    """
     test = _inference.score_test(sets[0])
     fitted = {
         "split_scores_": test.scores[None, :],
@@ -94,12 +96,6 @@ def _intercept(dask, rows, j, scoring):
     return score_refit(scoring.scorer, dummy, zeros, y_test, w_test)
 
 
-class _Scoring(NamedTuple):
-    scorer: object
-    dummy: object
-    labels: object
-
-
 def dask_curve(dask, plan, rows, n_splits, *, fit, score, fgroups, labels):
     """Return the refit curve's ``cv_results_`` on the cluster.
 
@@ -109,11 +105,8 @@ def dask_curve(dask, plan, rows, n_splits, *, fit, score, fgroups, labels):
     terms on the rows of ``role``. ``labels``: the user's class labels, or
     None for a regressor.
     """
-    from sklearn.dummy import DummyClassifier, DummyRegressor
-
     selector = plan.selector
     name = type(selector).__name__
-    classifier = labels is not None
     rankers = [
         fit(j, inner=True)
         for j in progress(
@@ -124,21 +117,12 @@ def dask_curve(dask, plan, rows, n_splits, *, fit, score, fgroups, labels):
         )
     ]
     per_split = score(rankers, "inner-test")
-    orders = [plan.candidates(_statistics(sets, fgroups)) for sets in per_split]
+    orders = [plan.candidates(moments_statistics(sets, fgroups)) for sets in per_split]
     ks = k_grid(max(order.size for order in orders))
-    scoring = _Scoring(
-        curve_scorer(selector.scoring, classifier, labels)[0],
-        DummyClassifier(strategy="prior") if classifier else DummyRegressor(),
-        labels,
-    )
+    scoring = CurveScoring.make(selector.scoring, labels)
     members = None if fgroups is None else fgroups.members
-    # Per split and k, the columns refitted; each distinct one once.
-    keys = [
-        [(j, tuple(top_columns(order, min(k, order.size), members))) for k in ks]
-        for j, order in enumerate(orders)
-    ]
+    keys, points = refit_points(orders, ks, members)
     done = {}
-    points = list(dict.fromkeys(key for row in keys for key in row))
     for j, columns in progress(
         points, desc=f"{name}: refit curve", verbose=selector.verbose, unit="refit"
     ):

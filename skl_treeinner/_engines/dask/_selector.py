@@ -40,7 +40,6 @@ from sklearn.utils.validation import validate_data
 
 from ... import _inference
 from ..._dependence import MAX_CHECKED_ROWS, check_ordered_target
-from ..._feature_groups import group_statistics
 from ..._plan import (
     EARLY_STOPPING_FRACTION,
     check_supported,
@@ -68,7 +67,7 @@ from ._collections import (
     shared_object,
     tree_reduce,
 )
-from ._curve import dask_curve
+from ._curve import dask_curve, moments_statistics
 from ._fits import fit_all, fit_with_retries
 
 __all__ = ["ENGINE", "fit_dask", "meta"]
@@ -407,20 +406,14 @@ def fit_dask(plan, default):
         selector.n_features_in_,
         fgroups,
     )
-    test = _inference.score_test(_combine_all([sets[0] for sets in per_split]))
+    # the columns' moments over all splits, and the groups' (if any)
+    pooled = [_combine_all(list(sets)) for sets in zip(*per_split, strict=True)]
     fitted = {
         "estimators_": estimators,
         "estimator_": estimators[0],
+        **moments_statistics(pooled, fgroups),
         "split_scores_": np.vstack([sets[0].total for sets in per_split]),
-        "scores_": test.scores,
-        "scores_se_": test.se,
-        "pvalues_": test.pvalues,
-        "n_scored_rows_": test.n_rows,
-        "test_units_": "rows",
     }
-    if fgroups is not None:
-        group_test = _inference.score_test(_combine_all([s[1] for s in per_split]))
-        fitted.update(group_statistics(fgroups, group_test))
     if plan.candidates is not None:
         name = type(selector).__name__
         fitted["cv_results_"] = dask_curve(
