@@ -2,22 +2,26 @@
 
 The same nested protocol as in memory (:mod:`skl_treeinner._refit_curve`):
 for every split j, the booster is fitted on half of j's training rows and
-the features tested on the other half (the rows' roles are drawn in every
+the features scored on the other half (the rows' roles are drawn in every
 task, :meth:`~skl_treeinner._engines.dask._codes.Codes.ranked`); the
-candidates passing the selector's cut-off, best first, are refitted top k
+candidates above the selector's threshold, best first, are refitted top k
 at a time on j's training rows, with the booster's own Dask ``fit``, and
-their predictions of j's held-out rows are scored. Only predictions and
-targets of held-out rows (one number or one row of class probabilities per
-row) and the targets of the training rows (for k = 0) come into memory.
+j's held-out rows are predicted in their partitions by the refit read into
+memory (its margins and link, as its ``predict``) and scored. Only
+predictions and targets of held-out rows (one number or one row of class
+probabilities per row) and the targets of the training rows (for k = 0)
+come into memory.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils import _safe_indexing
 
 from ... import _inference
 from ..._feature_groups import group_statistics
 from ..._progress import progress
+from ..._readers import read_model
 from ..._refit_curve import (
     CurveScoring,
     FrozenPredictions,
@@ -26,8 +30,7 @@ from ..._refit_curve import (
     refit_points,
     score_refit,
 )
-from ._codes import rows_of
-from ._fits import take_columns
+from ._collections import shared_object
 
 __all__ = ["dask_curve", "moments_statistics"]
 
@@ -52,46 +55,70 @@ def moments_statistics(sets, fgroups) -> dict:
     return fitted
 
 
+def _partition_predictions(X, y, w, codes, job):
+    """One partition's held-out rows of split j: predictions, targets, weights.
+
+    ``job`` is ``(reader, j, columns, classifier)``: the refit read into
+    memory predicts the rows itself, from its margins and the objective's
+    link (a classifier's class probabilities), as its own ``predict``
+    would; no Dask collection is predicted on.
+    """
+    reader, j, columns, classifier = job
+    rows = np.flatnonzero(codes.role(j, "test"))
+    X_rows = _safe_indexing(_safe_indexing(X, rows), list(columns), axis=1)
+    margin = np.asarray(reader.raw_margin(X_rows)).reshape(rows.size, -1)
+    objective = reader.ensemble.objective
+    if classifier:
+        out = objective.class_probabilities(margin)
+    else:
+        out = objective.mean(margin)
+    w_rows = None if w is None else np.asarray(_safe_indexing(w, rows))
+    return out, np.asarray(_safe_indexing(y, rows)), w_rows
+
+
 def _held_out(dask, est, rows, j, columns, *, labels):
     """Compute split j's held-out targets, weights and ``est``'s predictions.
 
     For a classifier (``labels``, the user's class labels), the targets
     and predicted classes decoded to them.
     """
-    X, y, w = rows_of(dask, rows, j, "test")
-    # Persisted first: xgboost.dask 3.1's predict_proba fails to compute
-    # ("pop from an empty set") on DataFrames from dd.from_delayed, which
-    # the rows of a split are; they are 1/cv of the rows, let go here.
-    X = take_columns(X, columns).persist()
-    outputs = {"predict": est.predict(X)}
-    if labels is not None:
-        outputs["predict_proba"] = est.predict_proba(X)
-    # One compute each: the predictions of a DataFrame may be a Dask array
-    # of another graph kind, which Dask cannot compute together.
-    outputs = {key: np.asarray(dask.compute(v)[0]) for key, v in outputs.items()}
-    y, w = dask.compute(y, w)
-    del X
-    y = np.asarray(y)
-    if labels is not None:
-        outputs["predict"] = labels[outputs["predict"].astype(np.int64)]
-        y = labels[y.astype(np.int64)]
-    return outputs, y, None if w is None else np.asarray(w)
+    job = shared_object(dask, (read_model(est), j, columns, labels is not None))
+    parts = dask.compute(*rows.tasks(dask, _partition_predictions, job))
+    out = np.concatenate([part[0] for part in parts])
+    y = np.concatenate([part[1] for part in parts])
+    w = None if parts[0][2] is None else np.concatenate([part[2] for part in parts])
+    if labels is None:
+        return {"predict": out}, y, w
+    outputs = {"predict_proba": out, "predict": labels[np.argmax(out, axis=1)]}
+    return outputs, labels[y.astype(np.int64)], w
+
+
+def _partition_targets(X, y, w, codes, j):
+    """One partition's targets and weights of split j's training and held-out rows."""
+    out = []
+    for mask in (codes.fold != j, codes.role(j, "test")):
+        rows = np.flatnonzero(mask)
+        w_rows = None if w is None else np.asarray(_safe_indexing(w, rows))
+        out.append((np.asarray(_safe_indexing(y, rows)), w_rows))
+    return out
 
 
 def _intercept(dask, rows, j, scoring):
     """Score the model of no feature (the prior or mean of j's training rows)."""
-    parts = [rows_of(dask, rows, j, role) for role in ("fit", "stop", "test")]
-    (fit_part, stop_part, test_part) = dask.compute(*[(y, w) for _, y, w in parts])
-    y_train = np.concatenate([np.asarray(fit_part[0]), np.asarray(stop_part[0])])
-    y_test = np.asarray(test_part[0])
+    parts = dask.compute(*rows.tasks(dask, _partition_targets, j))
+    (y_train, w_train), (y_test, w_test) = (
+        (
+            np.concatenate([part[i][0] for part in parts]),
+            None
+            if parts[0][i][1] is None
+            else np.concatenate([part[i][1] for part in parts]),
+        )
+        for i in (0, 1)
+    )
     if scoring.labels is not None:
         y_train = scoring.labels[y_train.astype(np.int64)]
         y_test = scoring.labels[y_test.astype(np.int64)]
-    w_train = None
-    if fit_part[1] is not None:
-        w_train = np.concatenate([np.asarray(fit_part[1]), np.asarray(stop_part[1])])
     dummy = scoring.dummy.fit(np.zeros((y_train.size, 1)), y_train, w_train)
-    w_test = None if test_part[1] is None else np.asarray(test_part[1])
     zeros = np.zeros((y_test.size, 1))
     return score_refit(scoring.scorer, dummy, zeros, y_test, w_test)
 
