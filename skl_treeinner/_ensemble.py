@@ -35,13 +35,19 @@ class SplitRule:
     missing_left : ndarray of shape (n_nodes,), bool
         Side of NaN (and of the model's ``missing`` value) at each split.
     strict : bool
-        ``x < threshold`` goes left (XGBoost) rather than ``x <= threshold``.
-        Rows are compared in ``threshold``'s dtype; missing values are NaN.
+        ``x < threshold`` goes left (XGBoost) rather than ``x <= threshold``
+        (LightGBM). Rows are compared in ``threshold``'s dtype; missing
+        values are NaN.
+    cover : ndarray of shape (n_nodes,) or None
+        The node weights the library's own TreeSHAP weighs by, where they
+        are not the ensemble's hessian covers: LightGBM weighs by training
+        row counts (``internal_count``, ``leaf_count``). None: ``cover``.
     """
 
     threshold: np.ndarray
     missing_left: np.ndarray
     strict: bool
+    cover: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)

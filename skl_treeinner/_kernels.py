@@ -349,7 +349,9 @@ class Kernels:
             np.ascontiguousarray(ens.parent, dtype=np.int64),
             np.ascontiguousarray(ens.feature, dtype=np.int64),
             self.value,
-            np.ascontiguousarray(ens.cover, dtype=np.float64),
+            np.ascontiguousarray(
+                ens.cover if rule.cover is None else rule.cover, dtype=np.float64
+            ),
             np.ascontiguousarray(rule.threshold),
             np.ascontiguousarray(rule.missing_left, dtype=np.bool_),
             bool(rule.strict),

@@ -485,15 +485,30 @@ class ModelReader:
         raise NotImplementedError
 
     def has_treeshap_rows(self, X) -> bool:
-        """Whether :meth:`treeshap_rows` can give X (checked without converting)."""
-        return False
+        """Whether :meth:`treeshap_rows` can give X (numeric numpy or pandas rows).
+
+        Sparse matrices (absent entries: missing or zero?) and polars are not.
+        """
+        from scipy import sparse
+
+        if self.ensemble.split_rule is None or sparse.issparse(X):
+            return False
+        if type(X).__module__.startswith("polars"):
+            return False
+        if hasattr(X, "dtypes"):  # pandas
+            return all(getattr(dt, "kind", "O") in "biuf" for dt in X.dtypes)
+        return np.asarray(X).dtype.kind in "biuf"
 
     def treeshap_rows(self, X) -> np.ndarray | None:
-        """X as a dense array for :attr:`TreeEnsemble.split_rule`, or None.
+        """X as a dense array in the split rule's dtype, NaN missing; or None.
 
-        None (the default) keeps TreeSHAP on :meth:`iteration_shap`.
+        None where :meth:`has_treeshap_rows` is False: :meth:`iteration_shap` runs.
         """
-        return None
+        if not self.has_treeshap_rows(X):
+            return None
+        if hasattr(X, "dtypes"):  # pandas
+            X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        return np.array(X, dtype=self.ensemble.split_rule.threshold.dtype, order="C")
 
     def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:
         """Path-dependent TreeSHAP of the trees of each boosting iteration.

@@ -41,26 +41,25 @@ from numbers import Integral
 
 import numpy as np
 
-from .. import _objectives as obj
-from .._ensemble import TreeEnsemble, node_values_from_leaves, subtree_sums
+from .._ensemble import (
+    TreeEnsemble,
+    node_values_from_leaves,
+    subtree_sums,
+)
 from .._kernels import global_leaves
 from .._optional import import_optional
 from ._base import ModelReader, feature_names_of, n_rows, polars_as_pandas
+from ._lightgbm_text import (
+    floats,
+    ints,
+    model_objective,
+    parameters,
+    parse_trees,
+    split_rule,
+    zero_root_gradient,
+)
 
 __all__ = ["LightGBMReader"]
-
-SUPPORTED_OBJECTIVES = (
-    "regression",
-    "huber",
-    "fair",
-    "poisson",
-    "gamma",
-    "tweedie",
-    "binary",
-    "cross_entropy",
-    "multiclass",
-    "multiclassova",
-)
 
 
 #: LightGBM's names of num_threads (its parameter aliases).
@@ -75,84 +74,6 @@ def _threads(booster) -> int | None:
         if value is not None:
             return int(value)
     return None
-
-
-def _parameters(text: str) -> dict[str, str]:
-    """Read the ``parameters:`` section of a LightGBM model string."""
-    section = text.partition("\nparameters:\n")[2]
-    return dict(re.findall(r"^\[(\w+): ?(.*)\]$", section, flags=re.MULTILINE))
-
-
-def _objective(spec: str, params: dict[str, str]) -> obj.Objective:
-    name, *args = spec.split()
-    opts = dict(a.split(":", 1) for a in args if ":" in a)
-
-    def param(key, default):
-        return float(opts.get(key, params.get(key, default)))
-
-    if name == "regression":
-        return obj.SquaredError()
-    if name == "huber":
-        return obj.Huber(param("alpha", 0.9))
-    if name == "fair":
-        return obj.Fair(param("fair_c", 1.0))
-    if name == "poisson":
-        return obj.Poisson()
-    if name == "gamma":
-        return obj.Gamma()
-    if name == "tweedie":
-        return obj.Tweedie(param("tweedie_variance_power", 1.5))
-    if name == "cross_entropy":
-        return obj.Logistic()
-    if name == "binary":
-        sigmoid = param("sigmoid", 1.0)
-        if sigmoid != 1.0:
-            raise ValueError(
-                f"LightGBM binary objective with sigmoid={sigmoid:g} is not "
-                "supported; refit with sigmoid=1 (the default)."
-            )
-        return obj.Logistic(scale_pos_weight=float(params.get("scale_pos_weight", 1)))
-    if name == "multiclass":
-        return obj.Softmax(int(opts["num_class"]))
-    if name == "multiclassova":
-        return obj.OneVsRestLogistic(int(opts["num_class"]), param("sigmoid", 1.0))
-    reason = {
-        "regression_l1": "its leaves are re-fitted to residual medians",
-        "quantile": "its leaves are re-fitted to residual quantiles",
-        "mape": "its leaves are re-fitted to weighted medians",
-        "cross_entropy_lambda": "its gradient is not implemented",
-        "lambdarank": "ranking gradients depend on query groups",
-        "rank_xendcg": "ranking gradients depend on query groups",
-        "custom": "a custom objective's gradient is unknown",
-    }.get(name, "its gradient is not implemented")
-    raise ValueError(
-        f"LightGBM objective {name!r} is not supported: TreeInner needs the "
-        f"gradient each tree was fitted to, and {reason}. Supported objectives: "
-        f"{', '.join(SUPPORTED_OBJECTIVES)}. predecomp() needs no gradient, but "
-        "the model must still be readable; refit with a supported objective."
-    )
-
-
-def _zero_root_gradient(objective: obj.Objective, params: dict[str, str]) -> bool:
-    """Whether boosting from the average zeroes the first trees' root gradient.
-
-    LightGBM starts from the (weighted) label mean on the link scale. For these
-    objectives the loss gradient summed over the training rows vanishes there,
-    so the first trees' root value is exactly the intercept.
-    """
-    if isinstance(objective, obj.Logistic):
-        return objective.scale_pos_weight == 1.0 and params.get(
-            "is_unbalance", "0"
-        ) not in ("1", "true")
-    return isinstance(
-        objective,
-        obj.SquaredError
-        | obj.Poisson
-        | obj.Gamma
-        | obj.Tweedie
-        | obj.Softmax
-        | obj.OneVsRestLogistic,
-    )
 
 
 def _learning_rate_from_gain(t, value, gain, *, left, right, cover, node_lam, lam):
@@ -171,23 +92,6 @@ def _learning_rate_from_gain(t, value, gain, *, left, right, cover, node_lam, la
         - value[t] ** 2 * (cover[t] + node_lam[t]) ** 2 / (cover[t] + lam)
     )
     return float(np.sqrt(num @ gain[t] / (gain[t] @ gain[t])))
-
-
-def _floats(line: str) -> np.ndarray:
-    return np.array(line.split(), dtype=np.float64)
-
-
-def _ints(line: str) -> np.ndarray:
-    return np.array(line.split(), dtype=np.int64)
-
-
-def _parse_trees(text: str) -> list[dict[str, str]]:
-    body = text.partition("\nTree=")[2].partition("\nend of trees")[0]
-    blocks = ("Tree=" + body).split("\nTree=")
-    return [
-        dict(line.split("=", 1) for line in block.splitlines()[1:] if "=" in line)
-        for block in blocks
-    ]
 
 
 class LightGBMReader(ModelReader):
@@ -324,7 +228,7 @@ class LightGBMReader(ModelReader):
         header = dict(
             re.findall(r"^(\w+)=(.*)$", text.partition("\nTree=")[0], re.MULTILINE)
         )
-        params = _parameters(text)
+        params = parameters(text)
         boosting = params.get("boosting", "gbdt")
         if "average_output" in header or boosting == "rf":
             raise ValueError(
@@ -339,14 +243,14 @@ class LightGBMReader(ModelReader):
                 "at random while training, so the residual each tree was fitted "
                 "to cannot be reconstructed. Refit with boosting='gbdt'."
             )
-        objective = _objective(header.get("objective", "regression"), params)
+        objective = model_objective(header.get("objective", "regression"), params)
         k = int(header.get("num_tree_per_iteration", 1))
         if k != objective.n_outputs:
             raise ValueError(  # pragma: no cover - LightGBM keeps them equal
                 f"LightGBM model has {k} trees per iteration for an objective "
                 f"with {objective.n_outputs} outputs."
             )
-        trees = _parse_trees(text)
+        trees = parse_trees(text)
         if not trees or not trees[0]:
             raise ValueError("The LightGBM model has no trees; fit it first.")
         if any(t.get("is_linear", "0") != "0" for t in trees):
@@ -390,24 +294,32 @@ class LightGBMReader(ModelReader):
         stored = np.full(n_nodes, np.nan)  # internal_value, for the cross-check
         gain = np.zeros(n_nodes)
         categorical = np.zeros(n_nodes, dtype=bool)
+        # The split rule, for TreeSHAP by leaf patterns: LightGBM's threshold,
+        # decision_type bits and row counts (its TreeSHAP weighs by them).
+        threshold = np.zeros(n_nodes)
+        decision = np.zeros(n_nodes, dtype=np.int64)
+        count = np.zeros(n_nodes)
         for m, t in enumerate(trees):
             off, n_inner = offsets[m], n_leaves[m] - 1
             leaves = slice(off + n_inner, offsets[m + 1])
-            leaf_value[leaves] = _floats(t["leaf_value"])
+            leaf_value[leaves] = floats(t["leaf_value"])
+            count[leaves] = floats(t.get("leaf_count", "0"))
             if n_inner == 0:
-                cover[leaves] = _floats(t.get("leaf_count", "0"))
+                cover[leaves] = floats(t.get("leaf_count", "0"))
                 continue
-            inner = slice(off, off + n_inner)
+            threshold[inner := slice(off, off + n_inner)] = floats(t["threshold"])
+            decision[inner] = ints(t["decision_type"])
+            count[inner] = floats(t["internal_count"])
             for key, out in (("left_child", left), ("right_child", right)):
-                child = _ints(t[key])
+                child = ints(t[key])
                 # child >= 0: inner node; child < 0: leaf ~child.
                 out[inner] = off + np.where(child >= 0, child, n_inner + ~child)
-            feature[inner] = _ints(t["split_feature"])
-            categorical[inner] = (_ints(t["decision_type"]) & 1).astype(bool)
-            cover[inner] = _floats(t["internal_weight"])
-            cover[leaves] = _floats(t["leaf_weight"])
-            stored[inner] = _floats(t["internal_value"])
-            gain[inner] = _floats(t["split_gain"])
+            feature[inner] = ints(t["split_feature"])
+            categorical[inner] = (ints(t["decision_type"]) & 1).astype(bool)
+            cover[inner] = floats(t["internal_weight"])
+            cover[leaves] = floats(t["leaf_weight"])
+            stored[inner] = floats(t["internal_value"])
+            gain[inner] = floats(t["split_gain"])
         # internal_weight has 6 digits, leaf_weight full precision: rebuild
         # H_t = H_l + H_r from the leaves (checked against the stored value).
         stored_cover = cover.copy()
@@ -449,7 +361,7 @@ class LightGBMReader(ModelReader):
         indptr = np.arange(0, n_trees + 1, k, dtype=np.int64)
         tree_lr = np.where(shrinkage == 1.0, learning_rate, shrinkage)
         intercept = np.zeros(k)
-        exact = _zero_root_gradient(objective, params)
+        exact = zero_root_gradient(objective, params)
         from_average = params.get("boost_from_average", "1") not in ("0", "false")
         for m in range(min(k, n_trees)):
             # Adding the intercept sets shrinkage to 1: with learning_rate=1
@@ -509,6 +421,7 @@ class LightGBMReader(ModelReader):
         names = header.get("feature_names", "").split()
         auto = [f"Column_{i}" for i in range(len(names))]
         return TreeEnsemble(
+            split_rule=split_rule(left, threshold, decision, count),
             tree_offsets=offsets,
             children_left=left,
             children_right=right,

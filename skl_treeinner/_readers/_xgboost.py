@@ -499,17 +499,8 @@ class XGBoostReader(ModelReader):
 
     def has_treeshap_rows(self, X) -> bool:  # noqa: D102
         import xgboost as xgb
-        from scipy import sparse
 
-        if self.ensemble.split_rule is None:
-            return False
-        if isinstance(X, xgb.DMatrix) or sparse.issparse(X):
-            return False
-        if type(X).__module__.startswith("polars"):
-            return False
-        if hasattr(X, "dtypes"):  # pandas
-            return all(getattr(dt, "kind", "O") in "biuf" for dt in X.dtypes)
-        return np.asarray(X).dtype.kind in "biuf"
+        return not isinstance(X, xgb.DMatrix) and super().has_treeshap_rows(X)
 
     def treeshap_rows(self, X) -> np.ndarray | None:
         """X as the dense float32 array XGBoost compares, missing values as NaN.
@@ -519,11 +510,9 @@ class XGBoostReader(ModelReader):
         does not cover the input: a DMatrix or sparse matrix (absent entries
         are missing), non-numeric columns, a model with categorical splits.
         """
-        if not self.has_treeshap_rows(X):
+        X = super().treeshap_rows(X)
+        if X is None:
             return None
-        if hasattr(X, "dtypes"):  # pandas
-            X = X.to_numpy(dtype=np.float64, na_value=np.nan)
-        X = np.array(X, dtype=self.ensemble.split_rule.threshold.dtype, order="C")
         missing = self._dmatrix_kwargs.get("missing")
         if missing is not None and not np.isnan(missing):
             X[X == np.float32(missing)] = np.nan
