@@ -344,16 +344,19 @@ def _forest_inner_treeshap(reader, X, y, w):
     patterns = kernels is not None and reader.has_treeshap_rows(X)
     for start, stop, X_chunk, leaves in reader.iter_leaves(X):
         residual = _summed_residual(ens, leaves, y, w, start, stop)
+        booster_rounds = None  # all
         if patterns:
             per_tree = residual[:, ens.tree_group] / ens.learning_rate
-            got = kernels.treeshap_terms(
+            got, booster_rounds = kernels.treeshap_split(
                 reader.treeshap_rows(X_chunk), leaves, per_tree, per_row=False
             )
-            if got is not None:
+            if got is None:
+                patterns = False  # the booster's own TreeSHAP from here on
+            else:
                 scores += got.sum(axis=0)
-                continue
-            patterns = False  # the booster's own TreeSHAP from here on
-        for r, phi in reader.iteration_shap(X_chunk):
+                if not booster_rounds.size:
+                    continue
+        for r, phi in reader.iteration_shap(X_chunk, rounds=booster_rounds):
             scores += np.einsum("ik,ikj->j", residual, phi) / rate[r]
     return scores
 

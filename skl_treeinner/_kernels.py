@@ -314,6 +314,15 @@ class Kernels:
     def treeshap_terms(self, X, leaves, residual, per_row) -> np.ndarray | None:
         """Σ_i residual[i, t] φ_t(x_i) by leaf patterns, or None where it cannot.
 
+        :meth:`treeshap_split` for every tree: None also where some tree
+        cannot be tabulated (its rounds are then the booster's to do).
+        """
+        got, booster_rounds = self.treeshap_split(X, leaves, residual, per_row)
+        return None if got is None or booster_rounds.size else got
+
+    def treeshap_split(self, X, leaves, residual, per_row):
+        """Σ_i residual[i, t] φ_t(x_i) by leaf patterns, but for the rounds left over.
+
         Parameters
         ----------
         X : ndarray of shape (rows, n_features)
@@ -328,13 +337,15 @@ class Kernels:
 
         Returns
         -------
-        ndarray, or None where the booster's own TreeSHAP must run: a path
-        splits on more than :data:`MAX_PATTERN_FEATURES` distinct features, a
-        tree's table would exceed ``TABLE_ENTRIES_PER_ROW`` entries per row
-        scored, or the rule sent a row to another leaf than the booster
-        (warned: it never happened in the tests, and would be a bug to report).
-        That check covers the splits on each row's path; the rule is the same
-        at every split, so a systematic difference shows there.
+        (sums, rounds) : the sums over every tree of the rounds not in
+        ``rounds``, and the rounds (int array) whose TreeSHAP the booster
+        must give: those with a tree that cannot be tabulated (a path
+        splitting on more than :data:`MAX_PATTERN_FEATURES` distinct
+        features, or a table over ``TABLE_ENTRIES_PER_ROW`` entries per row
+        scored). ``(None, None)`` where the rule sent a row to another leaf
+        than the booster (warned: it never happened in the tests, and would
+        be a bug to report); that check covers the splits on each row's
+        path, and the rule is the same at every split.
         """
         ens = self.ensemble
         rule = ens.split_rule
@@ -342,6 +353,7 @@ class Kernels:
         residual = np.ascontiguousarray(residual, dtype=np.float64)
         n, p = leaves.shape[0], ens.n_features
         tree_round = np.ascontiguousarray(ens.tree_iteration, dtype=np.int64)
+        max_table = max(MIN_TABLE_ENTRIES, TABLE_ENTRIES_PER_ROW * n)
         arrays = (
             np.ascontiguousarray(ens.tree_offsets, dtype=np.int64),
             np.ascontiguousarray(ens.children_left, dtype=np.int64),
@@ -356,10 +368,17 @@ class Kernels:
             np.ascontiguousarray(rule.missing_left, dtype=np.bool_),
             bool(rule.strict),
         )
+        tabulable = np.empty(ens.n_trees, dtype=np.bool_)
+        self._k.tabulable_trees(
+            arrays[0], arrays[1], arrays[3], arrays[4], MAX_PATTERN_FEATURES,
+            max_table, tabulable,
+        )  # fmt: skip
+        booster_rounds = np.unique(tree_round[~tabulable])
+        trees_done = np.flatnonzero(~np.isin(tree_round, booster_rounds))
 
         def work(a, b):
             # Threads split the trees; each keeps its own sums.
-            trees = np.arange(a, b, dtype=np.int64)
+            trees = trees_done[a:b]
             rounds = np.zeros((0 if per_row else ens.n_iterations, p))
             rows = np.zeros((n if per_row else 0, p))
             status = self._k.treeshap_terms(
@@ -370,7 +389,7 @@ class Kernels:
                 *arrays,
                 tree_round,
                 MAX_PATTERN_FEATURES,
-                max(MIN_TABLE_ENTRIES, TABLE_ENTRIES_PER_ROW * n),
+                max_table,
                 rounds,
                 rows,
             )
@@ -379,7 +398,9 @@ class Kernels:
         # Threads split the trees, each with TREESHAP_PAIRS_PER_THREAD
         # (row, tree) pairs at least: with few rows a thread is not worth it.
         trees_per_thread = -(-TREESHAP_PAIRS_PER_THREAD // max(n, 1))
-        parts = _in_threads(work, ens.n_trees, self.n_threads, trees_per_thread)
+        parts = _in_threads(
+            work, max(trees_done.size, 1), self.n_threads, trees_per_thread
+        )
         statuses = {status for status, _ in parts}
         if self._k.MISROUTED in statuses:
             warnings.warn(
@@ -391,10 +412,10 @@ class Kernels:
                 UserWarning,
                 stacklevel=3,
             )
-            return None
-        if self._k.TOO_DEEP in statuses:
-            return None
-        return _total([part for _, part in parts])
+            return None, None
+        if self._k.TOO_DEEP in statuses:  # pragma: no cover - filtered above
+            return None, None
+        return _total([part for _, part in parts]), booster_rounds
 
     def iteration_gradients(self, leaves, y) -> np.ndarray:
         """:meth:`TreeEnsemble.iteration_gradients`, fused: (rows, R, K)."""

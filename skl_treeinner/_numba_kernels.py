@@ -286,6 +286,37 @@ def _pattern_values(v, z, d, pattern, weights, poly, quot, out):
 
 
 @_jit
+def tabulable_trees(offsets, left, parent, feature, max_unique, max_table, out):
+    """out[t] = whether tree t's leaf patterns can be tabulated.
+
+    No path splits on more than ``max_unique`` distinct features, and the
+    tree's table (2^m · m values per leaf of m distinct path features) holds
+    at most ``max_table`` values: :func:`treeshap_terms`' limits.
+    """
+    seen = np.empty(max(feature.max() + 1, 1), dtype=np.int64)
+    seen[:] = -1
+    for t in range(offsets.shape[0] - 1):
+        total = 0
+        ok = True
+        for node in range(offsets[t], offsets[t + 1]):
+            if left[node] >= 0:
+                continue
+            m = 0
+            p = parent[node]
+            while p >= 0:
+                f = feature[p]
+                if seen[f] != node:  # marked by this leaf: counted once
+                    seen[f] = node
+                    m += 1
+                p = parent[p]
+            if m > max_unique:
+                ok = False
+                break
+            total += (1 << m) * m
+        out[t] = ok and total <= max_table
+
+
+@_jit
 def _goes_left(x, thr, missing_left, strict):
     if math.isnan(x):
         return missing_left

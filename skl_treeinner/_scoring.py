@@ -251,28 +251,34 @@ def treeshap_terms(
         residual *= -1.0 / ens.iteration_learning_rate[:, None]
         if w is not None:
             residual *= w[start:stop, None, None]
+        booster_rounds = None  # all
         if patterns:
-            got = kernels.treeshap_terms(
+            got, booster_rounds = kernels.treeshap_split(
                 reader.treeshap_rows(X_chunk),
                 leaves,
                 ens.per_tree(residual),
                 per_sample,
             )
-            if got is not None:
+            if got is None:
+                patterns = False  # the booster's own TreeSHAP from here on
+            else:
                 if per_sample:
                     z[start:stop] += got
                 else:
                     scores += got
-                continue
-            patterns = False  # the booster's own TreeSHAP from here on
-        rounds = reader.iteration_shap(X_chunk)
+                if not booster_rounds.size:
+                    continue
+        # The rounds with a tree the patterns cannot tabulate (or all).
+        rounds = reader.iteration_shap(X_chunk, rounds=booster_rounds)
         if verbose:
             desc = "tree_inner (treeshap)"
             if n_chunks > 1:
                 desc += f", rows {c + 1}/{n_chunks}"
             rounds = progress(
                 rounds,
-                total=ens.n_iterations,
+                total=ens.n_iterations
+                if booster_rounds is None
+                else booster_rounds.size,
                 desc=desc,
                 verbose=verbose,
                 unit="iteration",

@@ -123,3 +123,33 @@ def test_categorical_and_zero_as_missing_splits_use_lightgbms_own(monkeypatch):
             m.setenv(_kernels.ENV_VAR, "numpy")
             ref = tree_inner(model, data, y, attribution="treeshap")
         np.testing.assert_allclose(fast, ref, rtol=1e-9)
+
+
+def test_only_the_rounds_with_deep_paths_go_to_lightgbm(monkeypatch):
+    # Leaf-wise trees on 16 columns: some paths split on more than 10 of them.
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 16))
+    y = X @ np.linspace(1, 2, 16) + np.sin(3 * X[:, 0]) + rng.normal(size=3000)
+    model = lgb.LGBMRegressor(
+        n_estimators=12, num_leaves=64, min_child_samples=2, verbose=-1
+    ).fit(X[:2000], y[:2000])
+    rows, target = X[2000:], y[2000:]
+    asked = []
+    original = LightGBMReader.iteration_shap
+
+    def recording(self, X, rounds=None):
+        asked.append(None if rounds is None else list(rounds))
+        return original(self, X, rounds)
+
+    monkeypatch.setattr(LightGBMReader, "iteration_shap", recording)
+    fast = tree_inner(model, rows, target, attribution="treeshap", per_iteration=True)
+    deep = [r for call in asked for r in call]
+    assert asked and all(call is not None for call in asked)  # never all rounds
+    assert 0 < len(set(deep)) < 12
+    asked.clear()
+    with monkeypatch.context() as m:
+        m.setenv(_kernels.ENV_VAR, "numpy")
+        ref = tree_inner(
+            model, rows, target, attribution="treeshap", per_iteration=True
+        )
+    np.testing.assert_allclose(fast, ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max())

@@ -510,14 +510,13 @@ class ModelReader:
             X = X.to_numpy(dtype=np.float64, na_value=np.nan)
         return np.array(X, dtype=self.ensemble.split_rule.threshold.dtype, order="C")
 
-    def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:
+    def iteration_shap(self, X, rounds=None) -> Iterator[tuple[int, np.ndarray]]:
         """Path-dependent TreeSHAP of the trees of each boosting iteration.
 
-        Yields ``(r, values)`` for every iteration r, with ``values`` of shape
-        (n_samples, n_outputs, n_features): for output k, the TreeSHAP values
-        of the model made of iteration r's trees for output k alone (paper
-        004, Algorithm 2). TreeSHAP is additive over trees, so summing over
-        iterations gives the whole ensemble's SHAP values.
+        Yields ``(r, values)`` for every iteration r (or those in ``rounds``),
+        ``values`` (n_samples, n_outputs, n_features): for output k, TreeSHAP
+        of the model of iteration r's trees for output k alone (paper 004,
+        Algorithm 2); additive over trees, so they sum to the ensemble's.
         """
         raise NotImplementedError(
             f"{type(self).__name__} has no per-iteration TreeSHAP yet."

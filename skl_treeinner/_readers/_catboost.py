@@ -477,13 +477,13 @@ class CatBoostReader(ModelReader):
             dtype=np.float64,
         )
 
-    def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
+    def iteration_shap(self, X, rounds=None) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         import catboost as cb
 
         data = self._data(X)
         n, k, p = n_rows(X), self.ensemble.n_outputs, self.ensemble.n_features
         pool = cb.Pool(data, cat_features=self.model.get_cat_feature_indices())
-        for r in range(self.ensemble.n_iterations):
+        for r in range(self.ensemble.n_iterations) if rounds is None else rounds:
             one = self.model.copy()
             one.shrink(ntree_start=r, ntree_end=r + 1)
             phi = one.get_feature_importance(

@@ -490,10 +490,10 @@ class LightGBMReader(ModelReader):
             self._data(X), raw_score=True, num_iteration=self._num_iteration
         )
 
-    def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
+    def iteration_shap(self, X, rounds=None) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         data = self._data(X)
         n, k, p = n_rows(X), self.ensemble.n_outputs, self.ensemble.n_features
-        for r in range(self.ensemble.n_iterations):
+        for r in range(self.ensemble.n_iterations) if rounds is None else rounds:
             contribs = self.booster.predict(
                 data, pred_contrib=True, start_iteration=r, num_iteration=1
             )

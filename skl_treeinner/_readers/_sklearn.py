@@ -478,7 +478,7 @@ class HistGradientBoostingReader(ModelReader):
     def raw_margin(self, X) -> np.ndarray:  # noqa: D102
         return self.model._raw_predict(X)
 
-    def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
+    def iteration_shap(self, X, rounds=None) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         shap = _import_shap()
         if self._has_categorical_split:
             raise ValueError(
@@ -499,6 +499,8 @@ class HistGradientBoostingReader(ModelReader):
         n, k, p = Xp.shape[0], self.ensemble.n_outputs, self.ensemble.n_features
         out = np.empty((n, k, p))
         for r, explainer in enumerate(self._round_explainers):
+            if rounds is not None and r not in rounds:
+                continue
             phi = np.asarray(explainer.shap_values(Xp, check_additivity=False))
             phi = phi.reshape(n, p, k).transpose(0, 2, 1)
             out[:, :, self._column_of] = phi

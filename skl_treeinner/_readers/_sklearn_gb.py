@@ -211,7 +211,7 @@ class GradientBoostingReader(ModelReader):
     def raw_margin(self, X) -> np.ndarray:  # noqa: D102
         return self.model._raw_predict(self._validate(X))
 
-    def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
+    def iteration_shap(self, X, rounds=None) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         shap = _import_shap()
         estimators = self.model.estimators_
         if self._tree_explainers is None:
@@ -224,6 +224,8 @@ class GradientBoostingReader(ModelReader):
         n, k, p = n_rows(Xv), self.ensemble.n_outputs, self.ensemble.n_features
         lr = float(self.model.learning_rate)
         for r, stage in enumerate(self._tree_explainers):
+            if rounds is not None and r not in rounds:
+                continue
             out = np.empty((n, k, p))
             for j, explainer in enumerate(stage):
                 phi = explainer.shap_values(Xv, check_additivity=False)

@@ -518,7 +518,7 @@ class XGBoostReader(ModelReader):
             X[X == np.float32(missing)] = np.nan
         return X
 
-    def iteration_shap(self, X) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
+    def iteration_shap(self, X, rounds=None) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         # XGBoost computes contributions only for iteration ranges starting at
         # 0, but a booster sliced to one round is a model of its own.
         if self._round_boosters is None:
@@ -526,8 +526,8 @@ class XGBoostReader(ModelReader):
             self._round_boosters = [self.booster[r : r + 1] for r in range(n_rounds)]
         dmat = self._dmatrix(X)
         n, k, p = n_rows(X), self.ensemble.n_outputs, self.ensemble.n_features
-        for r, booster in enumerate(self._round_boosters):
-            contribs = booster.predict(dmat, pred_contribs=True)
+        for r in range(len(self._round_boosters)) if rounds is None else rounds:
+            contribs = self._round_boosters[r].predict(dmat, pred_contribs=True)
             yield r, contribs.reshape(n, k, p + 1)[:, :, :p]
 
     def _dmatrix(self, X):
