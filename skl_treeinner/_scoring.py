@@ -220,10 +220,11 @@ def treeshap_terms(
     out: one row of the result per row of X.
 
     With the compiled kernels and a model whose split rule covers X
-    (XGBoost, numerical splits, dense X), each tree's TreeSHAP is tabulated
-    per (leaf, pattern of split sides) and reduced with the residuals in one
-    pass (:func:`skl_treeinner._numba_kernels.treeshap_terms`); otherwise, or
-    where that cannot run, the booster's own TreeSHAP runs once per iteration
+    (XGBoost or LightGBM, numerical splits, dense X), each tree's TreeSHAP is
+    tabulated per (leaf, pattern of split sides) and reduced with the
+    residuals in one pass (:func:`skl_treeinner._numba_kernels.treeshap_terms`);
+    the rounds with a tree too deep to tabulate, or every round where the
+    patterns cannot run, take the booster's own TreeSHAP once per iteration
     (:meth:`ModelReader.iteration_shap`).
     """
     ens = reader.ensemble
