@@ -141,7 +141,7 @@ def prefit_refusal(max_features) -> ValueError:
 
 
 def curve_scorer(scoring, classifier: bool, labels=None):
-    """Return the scorer of the curve's refits, and the score's name for plots.
+    """Return the scorer of the curve's refits (:func:`scoring_name` names it).
 
     ``scoring=None``: R² for a regressor, minus the log loss for a
     classifier (over every class in ``labels``, so a held-out part lacking
@@ -154,18 +154,16 @@ def curve_scorer(scoring, classifier: bool, labels=None):
     """
     from sklearn.metrics import check_scoring, log_loss, make_scorer
 
-    name = scoring_name(scoring, classifier)
     if scoring is None and not classifier:
-        return check_scoring(None, scoring="r2"), name
+        return check_scoring(None, scoring="r2")
     if scoring is None:
-        scorer = make_scorer(
+        return make_scorer(
             log_loss,
             greater_is_better=False,
             response_method="predict_proba",
             labels=np.asarray(labels),
         )
-        return scorer, name
-    return check_scoring(None, scoring=scoring), name
+    return check_scoring(None, scoring=scoring)
 
 
 def scoring_name(scoring, classifier: bool) -> str:
@@ -321,7 +319,7 @@ class CurveScoring(NamedTuple):
 
         classifier = labels is not None
         return cls(
-            curve_scorer(scoring, classifier, labels)[0],
+            curve_scorer(scoring, classifier, labels),
             DummyClassifier(strategy="prior") if classifier else DummyRegressor(),
             labels,
         )
@@ -335,7 +333,7 @@ def refit_points(orders, ks, members=None):
     refit, listed once in ``points`` (in order of first use).
     """
     keys = [
-        [(j, tuple(top_columns(order, min(k, order.size), members))) for k in ks]
+        [(j, tuple(top_columns(order, k, members))) for k in ks]
         for j, order in enumerate(orders)
     ]
     return keys, list(dict.fromkeys(key for row in keys for key in row))
