@@ -9,9 +9,13 @@ count asked for (``--threads``; the booster and the scoring get the same):
   HistGradientBoosting, which has none, ``predict``).
 - tree_inner(..., per_sample=True), the per-row terms behind the selector's
   p-values, at most 2x the same routing.
-- With --treeshap, tree_inner(attribution="treeshap") at most 1.0x one
+- With --treeshap, tree_inner(attribution="treeshap") at most 0.2x one
   full-ensemble TreeSHAP pass (XGBoost ``pred_contribs``, LightGBM
-  ``pred_contrib``, shap's TreeExplainer for scikit-learn models).
+  ``pred_contrib``, CatBoost ``ShapValues``, shap's TreeExplainer for
+  scikit-learn models; issue 31, after issue 16's 1.0x).
+- With --selector, TreeInnerSelector's fit with attribution="treeshap" at
+  most 1.3x its fit with PreDecomp (issue 31), on the same rows and booster
+  settings (held-out rows: the selector's default split).
 
 Reported beside them: the first call on a model (its trees parsed; later calls
 on the same model reuse the parse), the call with the routing check of issue 15
@@ -25,6 +29,10 @@ allocations, not the boosters' C++ buffers).
     python benchmarks/bench_tree_inner.py --quick  # small smoke run (CI)
     python benchmarks/bench_tree_inner.py --treeshap  # also TreeSHAP (slow)
     python benchmarks/bench_tree_inner.py --backend lightgbm --kernel numpy
+    python benchmarks/bench_tree_inner.py --rows 4000 --features 30 --trees 300 \
+        --threads 1,2 --treeshap --selector --backend catboost
+    python benchmarks/bench_tree_inner.py ... --backend lightgbm --depth -1 \
+        --num-leaves 31            # LightGBM's default leaf-wise trees
 """
 
 from __future__ import annotations
@@ -59,6 +67,7 @@ def _xgboost(args, X, y):
         max_depth=args.depth,
         learning_rate=0.1,
         tree_method="hist",
+        device=args.device,
         random_state=0,
     ).fit(X, y)
     booster = model.get_booster()
@@ -82,7 +91,7 @@ def _lightgbm(args, X, y):
     model = lgb.LGBMRegressor(
         n_estimators=args.trees,
         max_depth=args.depth,
-        num_leaves=2**args.depth,
+        num_leaves=args.num_leaves or 2**args.depth,
         learning_rate=0.1,
         random_state=0,
         verbose=-1,
@@ -199,12 +208,32 @@ def main(argv=None):
     )
     ap.add_argument("--kernel", choices=["auto", "numba", "numpy"], default="auto")
     ap.add_argument(
-        "--treeshap", action="store_true", help="also time TreeSHAP (one repeat)"
+        "--device",
+        default="cpu",
+        help="XGBoost's device (cuda: trained, routed and GPUTreeShap on the GPU)",
+    )
+    ap.add_argument(
+        "--num-leaves",
+        type=int,
+        default=None,
+        help="LightGBM's num_leaves (default 2**depth; with --depth -1: leaf-wise)",
+    )
+    ap.add_argument(
+        "--treeshap", action="store_true", help="also time TreeSHAP (3 repeats)"
+    )
+    ap.add_argument(
+        "--selector",
+        action="store_true",
+        help="also time TreeInnerSelector's fit with each attribution",
     )
     args = ap.parse_args(argv)
     if args.quick:
         args.rows, args.features, args.trees = 500, 10, 20
         args.depth, args.repeat = 3, 1
+    if args.device != "cpu" and args.backend != "xgboost":
+        ap.error("--device is for --backend xgboost")
+    if args.depth < 0 and args.backend != "lightgbm":
+        ap.error("--depth -1 (no depth limit) is for --backend lightgbm")
     os.environ[_kernels.ENV_VAR] = args.kernel
 
     rng = np.random.default_rng(0)
@@ -218,7 +247,7 @@ def main(argv=None):
     print(
         f"rows={n} features={p} trees={args.trees} depth={args.depth} "
         f"cores={os.cpu_count()} {args.backend}={version} "
-        f"kernel={_kernels.backend()}"
+        f"kernel={_kernels.backend()} device={args.device}"
     )
     for threads in _thread_counts(args.threads):
         set_threads(threads)
@@ -260,8 +289,12 @@ def _time(args, model, leaf, contribs, X_val, y_val, threads):
         def inner_shap():
             tree_inner(model, X_val, y_val, attribution="treeshap")
 
-        t_contribs, _ = best_of(lambda: contribs(X_val), 1)
-        t_inner_shap, _ = best_of(inner_shap, 1)
+        inner_shap()  # compiles the pattern kernels on a first run
+        shap_repeat = min(args.repeat, 3)
+        t_contribs, _ = best_of(lambda: contribs(X_val), shap_repeat)
+        t_inner_shap, _ = best_of(inner_shap, shap_repeat)
+    if args.selector:
+        t_select = _time_selector(model, X_val, y_val, min(args.repeat, 3))
 
     tracemalloc.start()
     inner()
@@ -292,13 +325,37 @@ def _time(args, model, leaf, contribs, X_val, y_val, threads):
         print(f"tree_inner (TreeSHAP)              {t_inner_shap:.2f}s")
         print(
             "ratio tree_inner(treeshap) / full TreeSHAP: "
-            f"{t_inner_shap / t_contribs:.2f}x  (target <= 1.0x)"
+            f"{t_inner_shap / t_contribs:.2f}x  (target <= 0.2x)"
+        )
+    if args.selector:
+        pd_fit, ts_fit = t_select
+        print(f"selector fit, predecomp         best {pd_fit:.2f}s")
+        print(f"selector fit, treeshap          best {ts_fit:.2f}s")
+        print(
+            f"ratio selector treeshap / predecomp: {ts_fit / pd_fit:.2f}x  "
+            "(target <= 1.3x)"
         )
     print(
         f"peak Python-side memory of tree_inner: {peak / 2**20:.1f} MiB "
         f"(X_val itself is {X_val.nbytes / 2**20:.1f} MiB; one rows x trees "
         f"float64 array would be {n * args.trees * 8 / 2**20:.1f} MiB)"
     )
+
+
+def _time_selector(model, X, y, repeat):
+    """Best fit time of the selector on X, y with each attribution."""
+    from sklearn.base import clone
+
+    from skl_treeinner import TreeInnerSelector
+
+    times = []
+    for attribution in ("predecomp", "treeshap"):
+        selector = TreeInnerSelector(
+            clone(model), attribution=attribution, random_state=0
+        )
+        selector.fit(X, y)  # warm-up
+        times.append(best_of(lambda s=selector: s.fit(X, y), repeat)[0])
+    return tuple(times)
 
 
 if __name__ == "__main__":

@@ -42,12 +42,18 @@ class SplitRule:
         The node weights the library's own TreeSHAP weighs by, where they
         are not the ensemble's hessian covers: LightGBM weighs by training
         row counts (``internal_count``, ``leaf_count``). None: ``cover``.
+    oblivious : bool
+        Symmetric trees (CatBoost), laid out level by level so that the
+        number of a row's leaf holds its side at every level: the sides come
+        from the booster's own leaves, and ``threshold``/``missing_left``
+        are unused (empty).
     """
 
     threshold: np.ndarray
     missing_left: np.ndarray
     strict: bool
     cover: np.ndarray | None = None
+    oblivious: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -43,16 +43,8 @@ _BACKENDS = ("auto", "numba", "numpy")
 
 #: Rows below which one more thread is not worth starting.
 MIN_ROWS_PER_THREAD = 2048
-#: Most distinct features on one leaf's path for TreeSHAP by leaf patterns:
-#: each leaf tabulates 2**d patterns of d values.
-MAX_PATTERN_FEATURES = 10
 #: (row, tree) pairs below which one more TreeSHAP thread is not worth it.
 TREESHAP_PAIRS_PER_THREAD = 1 << 14
-#: Largest pattern table of one tree (entries), as a multiple of the rows
-#: scored (at least MIN_TABLE_ENTRIES): beyond it, tabulating costs more than
-#: the booster's TreeSHAP of those rows, and the booster's runs instead.
-TABLE_ENTRIES_PER_ROW = 8
-MIN_TABLE_ENTRIES = 1 << 16
 
 
 def backend() -> str:
@@ -89,6 +81,13 @@ def _numba():
     from . import _numba_kernels
 
     return _numba_kernels
+
+
+def _numba_treeshap():
+    # TreeSHAP by leaf patterns, compiled likewise (only where _numba() ran).
+    from . import _numba_treeshap
+
+    return _numba_treeshap
 
 
 def effective_threads(requested: int | None = None) -> int:
@@ -339,61 +338,69 @@ class Kernels:
         -------
         (sums, rounds) : the sums over every tree of the rounds not in
         ``rounds``, and the rounds (int array) whose TreeSHAP the booster
-        must give: those with a tree that cannot be tabulated (a path
-        splitting on more than :data:`MAX_PATTERN_FEATURES` distinct
-        features, or a table over ``TABLE_ENTRIES_PER_ROW`` entries per row
-        scored). ``(None, None)`` where the rule sent a row to another leaf
-        than the booster (warned: it never happened in the tests, and would
-        be a bug to report); that check covers the splits on each row's
-        path, and the rule is the same at every split.
+        must give: those with a path splitting on more than
+        ``MAX_PATH_FEATURES`` (62) distinct features, which no model in the
+        tests reached. ``(None, None)`` where the rule sent a row to another
+        leaf than the booster (warned: it never happened in the tests, and
+        would be a bug to report); that check covers the splits on each
+        row's path, and the rule is the same at every split. Symmetric trees
+        (``SplitRule.oblivious``) need neither X nor a check: every row's
+        side at every split is in the number of its leaf.
         """
+        ts = _numba_treeshap()
         ens = self.ensemble
         rule = ens.split_rule
         leaves = np.ascontiguousarray(leaves, dtype=np.int64)
         residual = np.ascontiguousarray(residual, dtype=np.float64)
         n, p = leaves.shape[0], ens.n_features
         tree_round = np.ascontiguousarray(ens.tree_iteration, dtype=np.int64)
-        max_table = max(MIN_TABLE_ENTRIES, TABLE_ENTRIES_PER_ROW * n)
-        arrays = (
-            np.ascontiguousarray(ens.tree_offsets, dtype=np.int64),
-            np.ascontiguousarray(ens.children_left, dtype=np.int64),
-            np.ascontiguousarray(ens.children_right, dtype=np.int64),
-            np.ascontiguousarray(ens.parent, dtype=np.int64),
-            np.ascontiguousarray(ens.feature, dtype=np.int64),
-            self.value,
-            np.ascontiguousarray(
-                ens.cover if rule.cover is None else rule.cover, dtype=np.float64
-            ),
-            np.ascontiguousarray(rule.threshold),
-            np.ascontiguousarray(rule.missing_left, dtype=np.bool_),
-            bool(rule.strict),
+        offsets = np.ascontiguousarray(ens.tree_offsets, dtype=np.int64)
+        feature = np.ascontiguousarray(ens.feature, dtype=np.int64)
+        cover = np.ascontiguousarray(
+            ens.cover if rule.cover is None else rule.cover, dtype=np.float64
         )
-        tabulable = np.empty(ens.n_trees, dtype=np.bool_)
-        self._k.tabulable_trees(
-            arrays[0], arrays[1], arrays[3], arrays[4], MAX_PATTERN_FEATURES,
-            max_table, tabulable,
-        )  # fmt: skip
-        booster_rounds = np.unique(tree_round[~tabulable])
-        trees_done = np.flatnonzero(~np.isin(tree_round, booster_rounds))
+        if rule.oblivious:
+            booster_rounds = np.zeros(0, dtype=np.int64)
+            trees_done = np.arange(ens.n_trees)
+
+            def kernel(trees, rounds, rows):
+                return ts.oblivious_treeshap_terms(
+                    leaves, residual, trees, offsets, feature, self.value, cover,
+                    tree_round, rounds, rows,
+                )  # fmt: skip
+        else:
+            left = np.ascontiguousarray(ens.children_left, dtype=np.int64)
+            parent = np.ascontiguousarray(ens.parent, dtype=np.int64)
+            within = np.empty(ens.n_trees, dtype=np.bool_)
+            ts.paths_within(
+                offsets, left, parent, feature, ts.MAX_PATH_FEATURES, within
+            )
+            booster_rounds = np.unique(tree_round[~within])
+            trees_done = np.flatnonzero(~np.isin(tree_round, booster_rounds))
+            arrays = (
+                offsets,
+                left,
+                np.ascontiguousarray(ens.children_right, dtype=np.int64),
+                parent,
+                feature,
+                self.value,
+                cover,
+                np.ascontiguousarray(rule.threshold),
+                np.ascontiguousarray(rule.missing_left, dtype=np.bool_),
+                bool(rule.strict),
+                tree_round,
+            )
+
+            def kernel(trees, rounds, rows):
+                return ts.treeshap_terms(
+                    X, leaves, residual, trees, *arrays, rounds, rows
+                )
 
         def work(a, b):
             # Threads split the trees; each keeps its own sums.
-            trees = trees_done[a:b]
             rounds = np.zeros((0 if per_row else ens.n_iterations, p))
             rows = np.zeros((n if per_row else 0, p))
-            status = self._k.treeshap_terms(
-                X,
-                leaves,
-                residual,
-                trees,
-                *arrays,
-                tree_round,
-                MAX_PATTERN_FEATURES,
-                max_table,
-                rounds,
-                rows,
-            )
-            return status, rows if per_row else rounds
+            return kernel(trees_done[a:b], rounds, rows), rows if per_row else rounds
 
         # Threads split the trees, each with TREESHAP_PAIRS_PER_THREAD
         # (row, tree) pairs at least: with few rows a thread is not worth it.
@@ -402,7 +409,7 @@ class Kernels:
             work, max(trees_done.size, 1), self.n_threads, trees_per_thread
         )
         statuses = {status for status, _ in parts}
-        if self._k.MISROUTED in statuses:
+        if ts.MISROUTED in statuses:
             warnings.warn(
                 "The booster's split rule, applied at every split for TreeSHAP, "
                 "sent a row to another leaf than the booster's own routing; "
@@ -413,7 +420,7 @@ class Kernels:
                 stacklevel=3,
             )
             return None, None
-        if self._k.TOO_DEEP in statuses:  # pragma: no cover - filtered above
+        if ts.TOO_DEEP in statuses:  # pragma: no cover - filtered above
             return None, None
         return _total([part for _, part in parts]), booster_rounds
 

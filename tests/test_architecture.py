@@ -19,7 +19,7 @@ MAX_LINES = 600
 #: The most positional parameters of a function (``self``/``cls`` included).
 MAX_POSITIONAL = 6
 #: Compiled numba kernels take plain arrays by necessity.
-EXEMPT = {"_numba_kernels.py"}
+EXEMPT = {"_numba_kernels.py", "_numba_treeshap.py"}
 
 
 def _name(path):

@@ -155,7 +155,10 @@ def test_inputs_and_models_the_rule_does_not_cover_use_the_booster(monkeypatch):
     np.testing.assert_allclose(fast, ref, rtol=1e-5)
 
 
-def test_paths_over_too_many_features_hand_over_to_the_booster(monkeypatch):
+def test_paths_over_many_features_equal_xgboost_per_round():
+    # Depth-14 trees on 14 columns: paths split on up to 14 distinct features,
+    # beyond the tabulated leaves (MAX_DENSE_FEATURES): their rows are sorted
+    # by pattern and each pattern evaluated once. XGBoost's TreeSHAP refused.
     X, y = make_data(n=600, p=14, seed=34)
     y = y + X @ np.linspace(1, 2, 14)
     model = xgb.XGBRegressor(
@@ -164,17 +167,31 @@ def test_paths_over_too_many_features_hand_over_to_the_booster(monkeypatch):
     reader = read_model(model)
     ens = reader.ensemble
     kernels = _kernels.kernels_for(ens, 1)
-    residual = np.ones((len(X), ens.n_trees))
-    handed_over = kernels.treeshap_terms(
-        reader.treeshap_rows(X), reader.apply(X), residual, per_row=False
-    )
-    assert handed_over is None  # some path splits on more than 10 features
-    fast = tree_inner(model, X, y, attribution="treeshap", per_iteration=True)
-    ref = _reference(
-        monkeypatch,
-        lambda: tree_inner(model, X, y, attribution="treeshap", per_iteration=True),
-    )
-    np.testing.assert_allclose(fast, ref, rtol=1e-5, atol=1e-6)
+    leaves = reader.apply(X)
+    sizes = []
+    for t in range(ens.n_trees):
+        lo, hi = ens.tree_offsets[t], ens.tree_offsets[t + 1]
+        for leaf in np.flatnonzero(ens.children_left[lo:hi] < 0) + lo:
+            path, node = set(), ens.parent[leaf]
+            while node >= 0:
+                path.add(ens.feature[node])
+                node = ens.parent[node]
+            sizes.append(len(path))
+    assert max(sizes) > 10  # leaves of the sorted route are there
+    booster = model.get_booster()
+    with _patterns_only():
+        for r in range(ens.n_iterations):
+            own = booster[r : r + 1].predict(xgb.DMatrix(X), pred_contribs=True)
+            residual = np.zeros((len(X), ens.n_trees))
+            residual[:, r] = 1.0
+            phi = kernels.treeshap_terms(
+                reader.treeshap_rows(X), leaves, residual, per_row=True
+            )
+            np.testing.assert_allclose(phi, own[:, :-1], atol=2e-5, rtol=1e-5)
+            sums = kernels.treeshap_terms(
+                reader.treeshap_rows(X), leaves, residual * y[:, None], per_row=False
+            )
+            np.testing.assert_allclose(sums[r], y @ own[:, :-1], rtol=1e-5, atol=1e-4)
 
 
 def test_a_rule_that_misroutes_is_caught_and_the_booster_takes_over(monkeypatch):

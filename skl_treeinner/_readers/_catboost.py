@@ -46,7 +46,12 @@ from collections.abc import Iterator
 import numpy as np
 
 from .. import _objectives as obj
-from .._ensemble import TreeEnsemble, node_values_from_leaves, subtree_sums
+from .._ensemble import (
+    SplitRule,
+    TreeEnsemble,
+    node_values_from_leaves,
+    subtree_sums,
+)
 from .._kernels import global_leaves
 from .._optional import import_optional
 from .._validation import FLOAT32_MAX
@@ -416,6 +421,13 @@ class CatBoostReader(ModelReader):
             objective=_objective(params, k),
             n_features=n_features,
             feature_names=feature_names,
+            # TreeSHAP by leaf patterns reads every split's side off the leaf.
+            split_rule=SplitRule(
+                threshold=np.zeros(0),
+                missing_left=np.zeros(0, dtype=bool),
+                strict=False,
+                oblivious=True,
+            ),
         )
 
     def total_gain(self) -> np.ndarray:
@@ -476,6 +488,14 @@ class CatBoostReader(ModelReader):
             ),
             dtype=np.float64,
         )
+
+    def has_treeshap_rows(self, X) -> bool:
+        """Say yes: symmetric trees need no rows for TreeSHAP, only their leaves."""
+        return True
+
+    def treeshap_rows(self, X) -> np.ndarray:
+        """Nothing (the leaves' numbers hold every split's side; see SplitRule)."""
+        return np.zeros((0, 0))
 
     def iteration_shap(self, X, rounds=None) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         import catboost as cb

@@ -58,7 +58,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .. import _objectives as obj
-from .._ensemble import TreeEnsemble
+from .._ensemble import SplitRule, TreeEnsemble
 from .._optional import import_optional
 from ._base import ModelReader
 
@@ -392,6 +392,17 @@ class HistGradientBoostingReader(ModelReader):
         n_trees = len(predictors)
         n_outputs = objective.n_outputs
         names = getattr(model, "feature_names_in_", None)
+        # TreeSHAP by leaf patterns: x <= num_threshold (float64), NaN by
+        # missing_go_to_left; shap weighs by training row counts. Not with
+        # categorical splits (bitsets), where shap has no TreeSHAP either.
+        rule = None
+        if not self._has_categorical_split:
+            rule = SplitRule(
+                threshold=allnodes["num_threshold"].astype(np.float64),
+                missing_left=allnodes["missing_go_to_left"].astype(bool),
+                strict=False,
+                cover=count,
+            )
         return TreeEnsemble(
             tree_offsets=offsets,
             children_left=left,
@@ -407,6 +418,7 @@ class HistGradientBoostingReader(ModelReader):
             objective=objective,
             n_features=int(model.n_features_in_),
             feature_names=None if names is None else tuple(map(str, names)),
+            split_rule=rule,
         )
 
     @staticmethod
@@ -477,6 +489,21 @@ class HistGradientBoostingReader(ModelReader):
 
     def raw_margin(self, X) -> np.ndarray:  # noqa: D102
         return self.model._raw_predict(X)
+
+    def has_treeshap_rows(self, X) -> bool:
+        """Dense rows of a model without categorical splits (any dtypes)."""
+        from scipy import sparse
+
+        return self.ensemble.split_rule is not None and not sparse.issparse(X)
+
+    def treeshap_rows(self, X) -> np.ndarray | None:
+        """X as the predictor sees it (float64), in the user's column order."""
+        if not self.has_treeshap_rows(X):
+            return None
+        Xp = np.asarray(self._preprocess(X), dtype=np.float64)
+        rows = np.empty_like(Xp, order="C")
+        rows[:, self._column_of] = Xp
+        return rows
 
     def iteration_shap(self, X, rounds=None) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         shap = _import_shap()

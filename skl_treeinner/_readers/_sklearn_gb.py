@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .. import _objectives as obj
-from .._ensemble import TreeEnsemble
+from .._ensemble import SplitRule, TreeEnsemble
 from ._base import ModelReader, n_rows
 from ._sklearn import _check_fitted, _import_shap
 
@@ -146,6 +146,18 @@ class GradientBoostingReader(ModelReader):
         lr = float(model.learning_rate)
         value = lr * np.concatenate([t.value[:, 0, 0] for t in trees])
         cover = cat("weighted_n_node_samples").astype(np.float64)
+        # TreeSHAP by leaf patterns: x (float32) <= threshold (float64); NaN by
+        # missing_go_to_left where the trees store it (scikit-learn >= 1.3).
+        missing = (
+            cat("missing_go_to_left").astype(bool)
+            if hasattr(trees[0], "missing_go_to_left")
+            else np.zeros(len(left), dtype=bool)
+        )
+        rule = SplitRule(
+            threshold=cat("threshold").astype(np.float64),
+            missing_left=missing,
+            strict=False,
+        )
         p = int(model.n_features_in_)
         X0 = np.zeros((1, p), dtype=np.float32)
         intercept = np.asarray(model._raw_predict_init(X0), np.float64).ravel()
@@ -167,6 +179,7 @@ class GradientBoostingReader(ModelReader):
             objective=objective,
             n_features=p,
             feature_names=None if names is None else tuple(map(str, names)),
+            split_rule=rule,
         )
 
     def total_gain(self) -> np.ndarray:
@@ -210,6 +223,18 @@ class GradientBoostingReader(ModelReader):
 
     def raw_margin(self, X) -> np.ndarray:  # noqa: D102
         return self.model._raw_predict(self._validate(X))
+
+    def has_treeshap_rows(self, X) -> bool:
+        """Dense rows (sparse ones go to shap)."""
+        from scipy import sparse
+
+        return not sparse.issparse(X)
+
+    def treeshap_rows(self, X) -> np.ndarray | None:
+        """X rounded to float32 as the trees compare it, held in float64."""
+        if not self.has_treeshap_rows(X):
+            return None
+        return np.asarray(self._validate(X), dtype=np.float64, order="C")
 
     def iteration_shap(self, X, rounds=None) -> Iterator[tuple[int, np.ndarray]]:  # noqa: D102
         shap = _import_shap()

@@ -1,0 +1,445 @@
+"""TreeSHAP by leaf patterns, compiled by numba (the ``numba`` extra).
+
+Imported only by :mod:`skl_treeinner._kernels`, which splits the trees over
+threads. Path-dependent TreeSHAP (paper 004, Algorithm 2) of one tree is a sum
+over its leaves: leaf l with value v, whose path splits on the distinct
+features U (d of them), adds to feature u the Shapley value of the product game
+
+    v(S) = v * prod_{k in S} o_k * prod_{k not in S} z_k,
+
+where z_k is the product of cover(child) / cover(node) over the path's splits
+on k and o_k is 1 when x takes the leaf's side at all of them, else 0:
+
+    phi_u = v (o_u - z_u) sum_s W(s, d) [t^s] prod_{k != u} (z_k + o_k t),
+
+W(s, d) = s! (d - 1 - s)! / d!. It depends on x only through the *pattern* of
+o bits, so what TreeInner needs, Σ_i r_i φ(x_i), is a sum over (leaf, pattern)
+of the residuals of the rows with that pattern times one Shapley vector:
+
+* :func:`treeshap_terms`, any binary tree whose split rule is known: x's side
+  at every split comes from the rule, and the leaf it leads to is checked
+  against the booster's own. A leaf of few distinct path features tabulates
+  all 2^d patterns once; a leaf of more (LightGBM's leaf-wise trees reach 20)
+  sorts the rows by pattern and evaluates only the patterns that occur.
+* :func:`oblivious_treeshap_terms`, symmetric trees (CatBoost): every row
+  meets every level's split, and the number of the leaf it reaches holds its
+  side at each level, so TreeSHAP is one vector per leaf, read off the
+  booster's own leaves whatever the splits are (numerical, one-hot, CTR).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+_jit = njit(nogil=True, cache=True)
+
+OK = 0
+TOO_DEEP = 1
+MISROUTED = 2
+#: Most distinct features on one leaf's path: a pattern is an int64 of bits.
+MAX_PATH_FEATURES = 62
+#: Most distinct path features for which a leaf tabulates all 2^d patterns;
+#: beyond it (or when 2^d exceeds the rows scored) it evaluates those seen.
+MAX_DENSE_FEATURES = 10
+
+
+@_jit
+def _shapley_weights(d):
+    """W(s, d) for s = 0..d-1."""
+    w = np.empty(d)
+    for s in range(d):
+        w[s] = math.exp(math.lgamma(s + 1) + math.lgamma(d - s) - math.lgamma(d + 1))
+    return w
+
+
+@_jit
+def _pattern_values(v, z, d, pattern, weights, poly, quot, out):
+    """out[u] = phi_u of one leaf for the o bits of ``pattern``."""
+    poly[0] = 1.0
+    for s in range(1, d + 1):
+        poly[s] = 0.0
+    for k in range(d):
+        o = (pattern >> k) & 1
+        for s in range(k + 1, 0, -1):
+            poly[s] = z[k] * poly[s] + (poly[s - 1] if o else 0.0)
+        poly[0] = z[k] * poly[0]
+    for u in range(d):
+        o = (pattern >> u) & 1
+        if o:  # divide by (t + z_u): exact, leading coefficient 1
+            quot[d - 1] = poly[d]
+            for s in range(d - 1, 0, -1):
+                quot[s - 1] = poly[s] - z[u] * quot[s]
+        elif z[u] != 0.0:
+            for s in range(d):
+                quot[s] = poly[s] / z[u]
+        else:  # the product of the other factors, directly
+            quot[0] = 1.0
+            for s in range(1, d):
+                quot[s] = 0.0
+            m = 0
+            for k in range(d):
+                if k == u:
+                    continue
+                ok = (pattern >> k) & 1
+                for s in range(m + 1, 0, -1):
+                    quot[s] = z[k] * quot[s] + (quot[s - 1] if ok else 0.0)
+                quot[0] = z[k] * quot[0]
+                m += 1
+        total = 0.0
+        for s in range(d):
+            total += quot[s] * weights[s]
+        out[u] = v * (o - z[u]) * total
+
+
+@_jit
+def paths_within(offsets, left, parent, feature, max_unique, out):
+    """out[t] = whether no path of tree t splits on over ``max_unique`` features."""
+    seen = np.empty(max(feature.max() + 1, 1), dtype=np.int64)
+    seen[:] = -1
+    for t in range(offsets.shape[0] - 1):
+        ok = True
+        for node in range(offsets[t], offsets[t + 1]):
+            if left[node] >= 0:
+                continue
+            m = 0
+            p = parent[node]
+            while p >= 0:
+                f = feature[p]
+                if seen[f] != node:  # marked by this leaf: counted once
+                    seen[f] = node
+                    m += 1
+                p = parent[p]
+            if m > max_unique:
+                ok = False
+                break
+        out[t] = ok
+
+
+@_jit
+def _goes_left(x, thr, missing_left, strict):
+    if math.isnan(x):
+        return missing_left
+    return x < thr if strict else x <= thr
+
+
+@_jit
+def _dense(m, n):
+    """Whether a leaf of m distinct path features tabulates all its patterns."""
+    return m <= MAX_DENSE_FEATURES and (1 << m) <= max(n // 2, 64)
+
+
+@_jit
+def treeshap_terms(
+    X,
+    leaves,
+    res,
+    trees,
+    offsets,
+    left,
+    right,
+    parent,
+    feature,
+    value,
+    cover,
+    threshold,
+    missing_left,
+    strict,
+    tree_round,
+    out_rounds,
+    out_rows,
+):
+    """Σ_i res[i, t] φ_t(x_i) of the given trees, per round or per row.
+
+    With an empty ``out_rows``: out_rounds[round of t, k] += Σ_i res[i, t] φ_{t,k}
+    (x_i); otherwise out_rows[i, k] += Σ_t res[i, t] φ_{t,k}(x_i). x's side at
+    every split comes from ``threshold`` (``x < thr`` if ``strict`` else
+    ``x <= thr``; NaN goes to the ``missing_left`` side), and the
+    leaf it leads to must be the booster's own (``leaves``). Returns OK, or
+    TOO_DEEP when a path splits on more than MAX_PATH_FEATURES distinct
+    features, or MISROUTED when a row's leaf differs from the booster's.
+    """
+    n = X.shape[0]
+    per_row = out_rows.shape[0] > 0
+    poly = np.empty(MAX_PATH_FEATURES + 1)
+    quot = np.empty(MAX_PATH_FEATURES + 1)
+    vals = np.empty(MAX_PATH_FEATURES)
+    keys = np.empty(n, dtype=np.int64)
+    for t in trees:
+        lo, hi = offsets[t], offsets[t + 1]
+        size = hi - lo
+        r = tree_round[t]
+        # The leaves of the tree and their paths, root first.
+        n_leaves = 0
+        depth = 0
+        for node in range(lo, hi):
+            if left[node] < 0:
+                n_leaves += 1
+                d = 0
+                p = parent[node]
+                while p >= 0:
+                    d += 1
+                    p = parent[p]
+                depth = max(depth, d)
+        leaf_ids = np.empty(n_leaves, dtype=np.int64)
+        path_node = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
+        path_left = np.empty((n_leaves, max(depth, 1)), dtype=np.bool_)
+        path_unique = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
+        path_len = np.zeros(n_leaves, dtype=np.int64)
+        uniq_feature = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
+        uniq_zero = np.empty((n_leaves, max(depth, 1)))
+        n_unique = np.zeros(n_leaves, dtype=np.int64)
+        dense = np.zeros(n_leaves, dtype=np.bool_)
+        table_start = np.zeros(n_leaves + 1, dtype=np.int64)
+        n_sparse = 0
+        j = 0
+        for node in range(lo, hi):
+            if left[node] >= 0:
+                continue
+            leaf_ids[j] = node
+            d = 0
+            child = node
+            p = parent[node]
+            while p >= 0:
+                d += 1
+                child, p = p, parent[p]
+            path_len[j] = d
+            # Fill root first: walk again, writing from the end.
+            child = node
+            p = parent[node]
+            s = d - 1
+            while p >= 0:
+                path_node[j, s] = p
+                path_left[j, s] = left[p] == child
+                child, p = p, parent[p]
+                s -= 1
+            m = 0
+            for s in range(d):
+                f = feature[path_node[j, s]]
+                node_s = path_node[j, s]
+                child_s = path_node[j, s + 1] if s + 1 < d else node
+                ratio = cover[child_s] / cover[node_s] if cover[node_s] > 0 else 0.0
+                u = -1
+                for q in range(m):
+                    if uniq_feature[j, q] == f:
+                        u = q
+                if u < 0:
+                    u = m
+                    uniq_feature[j, u] = f
+                    uniq_zero[j, u] = 1.0
+                    m += 1
+                uniq_zero[j, u] *= ratio
+                path_unique[j, s] = u
+            if m > MAX_PATH_FEATURES:
+                return TOO_DEEP
+            n_unique[j] = m
+            dense[j] = m > 0 and _dense(m, n)
+            if m > 0 and not dense[j]:
+                n_sparse += 1
+            table_start[j + 1] = table_start[j] + ((1 << m) * m if dense[j] else 0)
+            j += 1
+        table = np.empty(table_start[n_leaves])
+        for j in range(n_leaves):
+            if not dense[j]:
+                continue
+            m = n_unique[j]
+            weights = _shapley_weights(m)
+            for pattern in range(1 << m):
+                at = table_start[j] + pattern * m
+                _pattern_values(
+                    value[leaf_ids[j]],
+                    uniq_zero[j],
+                    m,
+                    pattern,
+                    weights,
+                    poly,
+                    quot,
+                    table[at : at + m],
+                )
+        counts = np.zeros(table_start[n_leaves])  # per (leaf, pattern), at its start
+        goes_left = np.empty(size, dtype=np.bool_)
+        # Every row's side at every split, kept for the leaves evaluated by sort.
+        sides = np.empty((n if n_sparse else 0, size), dtype=np.bool_)
+        for i in range(n):
+            for node in range(lo, hi):
+                if left[node] >= 0:
+                    goes_left[node - lo] = _goes_left(
+                        X[i, feature[node]],
+                        threshold[node],
+                        missing_left[node],
+                        strict,
+                    )
+            node = lo
+            while left[node] >= 0:
+                node = left[node] if goes_left[node - lo] else right[node]
+            if node != leaves[i, t]:
+                return MISROUTED
+            if n_sparse:
+                sides[i, :] = goes_left
+            w = res[i, t]
+            for j in range(n_leaves):
+                if not dense[j]:
+                    continue
+                m = n_unique[j]
+                pattern = (1 << m) - 1
+                for s in range(path_len[j]):
+                    if goes_left[path_node[j, s] - lo] != path_left[j, s]:
+                        pattern &= ~(1 << path_unique[j, s])
+                at = table_start[j] + pattern * m
+                if per_row:
+                    for u in range(m):
+                        out_rows[i, uniq_feature[j, u]] += w * table[at + u]
+                else:
+                    counts[at] += w
+        if not per_row:
+            for j in range(n_leaves):
+                if not dense[j]:
+                    continue
+                m = n_unique[j]
+                for pattern in range(1 << m):
+                    at = table_start[j] + pattern * m
+                    c = counts[at]
+                    if c == 0.0:
+                        continue
+                    for u in range(m):
+                        out_rounds[r, uniq_feature[j, u]] += c * table[at + u]
+        # Leaves of many path features: the rows sorted by pattern, and each
+        # pattern that occurs evaluated once.
+        for j in range(n_leaves):
+            m = n_unique[j]
+            if m == 0 or dense[j]:
+                continue
+            for i in range(n):
+                pattern = (1 << m) - 1
+                for s in range(path_len[j]):
+                    if sides[i, path_node[j, s] - lo] != path_left[j, s]:
+                        pattern &= ~(1 << path_unique[j, s])
+                keys[i] = pattern
+            order = np.argsort(keys)
+            weights = _shapley_weights(m)
+            a = 0
+            while a < n:
+                key = keys[order[a]]
+                b = a
+                c = 0.0
+                while b < n and keys[order[b]] == key:
+                    c += res[order[b], t]
+                    b += 1
+                if per_row or c != 0.0:
+                    _pattern_values(
+                        value[leaf_ids[j]], uniq_zero[j], m, key, weights, poly,
+                        quot, vals,
+                    )  # fmt: skip
+                    if per_row:
+                        for q in range(a, b):
+                            i = order[q]
+                            w = res[i, t]
+                            for u in range(m):
+                                out_rows[i, uniq_feature[j, u]] += w * vals[u]
+                    else:
+                        for u in range(m):
+                            out_rounds[r, uniq_feature[j, u]] += c * vals[u]
+                a = b
+    return OK
+
+
+@_jit
+def oblivious_treeshap_terms(
+    leaves, res, trees, offsets, feature, value, cover, tree_round, out_rounds, out_rows
+):
+    """:func:`treeshap_terms` of symmetric trees, from the booster's leaves alone.
+
+    Tree t of depth d is laid out as ``_readers._catboost._symmetric_tree``:
+    level l splits on ``feature[2^l - 1]``, and leaf L = Σ_l b_l 2^l (b_l: the
+    side at level l, 1 = right) is node 2^d - 1 + L; only the leaves' covers
+    are read. A row in leaf L takes leaf J's side at level l exactly when bit
+    l of L xor J is 0, so its TreeSHAP is Φ[L] = Σ_J φ_J(pattern of L xor J):
+    one vector per leaf, evaluated for the leaves that hold rows. As
+    CatBoost's ``ShapValues`` does, the path to J is taken from the last
+    level up: path-dependent TreeSHAP depends on the order of the splits,
+    and CatBoost's own values are the reference.
+    """
+    n = leaves.shape[0]
+    per_row = out_rows.shape[0] > 0
+    poly = np.empty(MAX_PATH_FEATURES + 1)
+    quot = np.empty(MAX_PATH_FEATURES + 1)
+    vals = np.empty(MAX_PATH_FEATURES)
+    for t in trees:
+        lo, hi = offsets[t], offsets[t + 1]
+        n_leaves = (hi - lo + 1) // 2
+        d = 0
+        while (1 << d) < n_leaves:
+            d += 1
+        if d == 0:
+            continue  # one leaf: no feature moves the prediction
+        first = lo + n_leaves - 1
+        r = tree_round[t]
+        # The distinct features of the levels.
+        level_unique = np.empty(d, dtype=np.int64)
+        uniq_feature = np.empty(d, dtype=np.int64)
+        m = 0
+        for level in range(d):
+            f = feature[lo + (1 << level) - 1]
+            u = -1
+            for q in range(m):
+                if uniq_feature[q] == f:
+                    u = q
+            if u < 0:
+                u = m
+                uniq_feature[u] = f
+                m += 1
+            level_unique[level] = u
+        held = np.zeros(n_leaves)  # residual sums per leaf
+        occupied = np.zeros(n_leaves, dtype=np.bool_)
+        for i in range(n):
+            L = leaves[i, t] - first
+            held[L] += res[i, t]
+            occupied[L] = True
+        phi = np.zeros((n_leaves, m))
+        weights = _shapley_weights(m)
+        z = np.empty(m)
+        for J in range(n_leaves):
+            # CatBoost's TreeSHAP walks the levels from the last split up
+            # (bit d-1 at the root): a node at depth q holds the leaves that
+            # share J's top q bits, a block of 2^(d-q) leaf numbers.
+            z[:] = 1.0
+            above = 0.0
+            for L in range(n_leaves):
+                above += cover[first + L]
+            for q in range(1, d + 1):
+                size = 1 << (d - q)
+                start = (J >> (d - q)) << (d - q)
+                below = 0.0
+                for L in range(start, start + size):
+                    below += cover[first + L]
+                ratio = below / above if above > 0 else 0.0
+                z[level_unique[d - q]] *= ratio
+                above = below
+            for L in range(n_leaves):
+                if not occupied[L] or (not per_row and held[L] == 0.0):
+                    continue
+                pattern = (1 << m) - 1
+                differ = L ^ J
+                for level in range(d):
+                    if (differ >> level) & 1:
+                        pattern &= ~(1 << level_unique[level])
+                _pattern_values(
+                    value[first + J], z, m, pattern, weights, poly, quot, vals
+                )
+                for u in range(m):
+                    phi[L, u] += vals[u]
+        if per_row:
+            for i in range(n):
+                L = leaves[i, t] - first
+                w = res[i, t]
+                for u in range(m):
+                    out_rows[i, uniq_feature[u]] += w * phi[L, u]
+        else:
+            for L in range(n_leaves):
+                if held[L] == 0.0:
+                    continue
+                for u in range(m):
+                    out_rounds[r, uniq_feature[u]] += held[L] * phi[L, u]
+    return OK
