@@ -29,7 +29,7 @@ from ._plan import CrossFitPlan, final_step
 from ._progress import progress, write_line
 from ._readers import read_model, reader_class
 from ._refit_curve import Decoded, score_refit
-from ._scoring import gradient_ratio, row_noise_sums, row_terms
+from ._scoring import gradient_ratio, terms_and_noise
 from ._splits import SplitJob
 from ._threads import plan_threads
 
@@ -120,16 +120,16 @@ def score_features(
         model = final_step(est)
     reader = read_model(model)
     X, n, y_rows, w = reader.rows(X, y, sample_weight)
-    raw = row_terms(reader, X, n, y_rows, w, attribution=attribution, verbose=verbose)
     if pre is not None:
-        into = input_columns(pre, raw.shape[1], n_features_in, feature_names_in)
+        width = reader.ensemble.n_features
+        into = input_columns(pre, width, n_features_in, feature_names_in)
     sums = [into]
     if feature_groups is not None:
         sums.append(
             feature_groups.sums if into is None else into.then(feature_groups.sums)
         )
-    noise = row_noise_sums(
-        reader, X, n, y_rows, w, attribution=attribution, terms=raw, sums=sums
+    raw, noise = terms_and_noise(
+        reader, X, n, y_rows, w, attribution=attribution, sums=sums, verbose=verbose
     )
     terms = raw if into is None else into(raw)
     return Scored(terms, noise[0], noise[1] if feature_groups is not None else None)

@@ -328,11 +328,14 @@ class Kernels:
             The rows as :meth:`ModelReader.treeshap_rows` gives them.
         leaves : ndarray of shape (rows, n_trees)
             The booster's leaves of those rows: the rule's must be the same.
-        residual : ndarray of shape (rows, n_trees)
-            The factor of each row's TreeSHAP values in each tree.
+        residual : ndarray of shape (rows, n_trees) or (C, rows, n_trees)
+            The factor of each row's TreeSHAP values in each tree; C channels
+            (the residuals of several targets) share one pass, each pattern
+            evaluated once for all of them.
         per_row : bool
             Return (rows, n_features) sums over trees instead of
-            (n_iterations, n_features) sums over rows.
+            (n_iterations, n_features) sums over rows (with C channels, C
+            such arrays stacked).
 
         Returns
         -------
@@ -351,8 +354,15 @@ class Kernels:
         ens = self.ensemble
         rule = ens.split_rule
         leaves = np.ascontiguousarray(leaves, dtype=np.int64)
-        residual = np.ascontiguousarray(residual, dtype=np.float64)
+        stacked = np.ndim(residual) == 3
+        residual = np.ascontiguousarray(
+            residual if stacked else residual[None], dtype=np.float64
+        )
+        channels = residual.shape[0]
         n, p = leaves.shape[0], ens.n_features
+        if n == 0:
+            empty = np.zeros((channels, 0 if per_row else ens.n_iterations, p))
+            return (empty if stacked else empty[0]), np.zeros(0, dtype=np.int64)
         tree_round = np.ascontiguousarray(ens.tree_iteration, dtype=np.int64)
         offsets = np.ascontiguousarray(ens.tree_offsets, dtype=np.int64)
         feature = np.ascontiguousarray(ens.feature, dtype=np.int64)
@@ -398,8 +408,8 @@ class Kernels:
 
         def work(a, b):
             # Threads split the trees; each keeps its own sums.
-            rounds = np.zeros((0 if per_row else ens.n_iterations, p))
-            rows = np.zeros((n if per_row else 0, p))
+            rounds = np.zeros((channels, 0 if per_row else ens.n_iterations, p))
+            rows = np.zeros((channels, n if per_row else 0, p))
             return kernel(trees_done[a:b], rounds, rows), rows if per_row else rounds
 
         # Threads split the trees, each with TREESHAP_PAIRS_PER_THREAD
@@ -422,7 +432,8 @@ class Kernels:
             return None, None
         if ts.TOO_DEEP in statuses:  # pragma: no cover - filtered above
             return None, None
-        return _total([part for _, part in parts]), booster_rounds
+        got = _total([part for _, part in parts])
+        return (got if stacked else got[0]), booster_rounds
 
     def iteration_gradients(self, leaves, y) -> np.ndarray:
         """:meth:`TreeEnsemble.iteration_gradients`, fused: (rows, R, K)."""

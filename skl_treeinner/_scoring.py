@@ -37,6 +37,9 @@ __all__ = [
     "has_row_noise",
     "row_noise",
     "row_noise_sums",
+    "row_terms_of",
+    "terms_and_noise",
+    "treeshap_terms_of",
     "row_terms",
     "scores_from_leaf_sums",
     "scores_from_sums",
@@ -220,16 +223,38 @@ def treeshap_terms(
     out: one row of the result per row of X.
 
     With the compiled kernels and a model whose split rule covers X
-    (XGBoost or LightGBM, numerical splits, dense X), each tree's TreeSHAP is
-    tabulated per (leaf, pattern of split sides) and reduced with the
-    residuals in one pass (:func:`skl_treeinner._numba_kernels.treeshap_terms`);
-    the rounds with a tree too deep to tabulate, or every round where the
-    patterns cannot run, take the booster's own TreeSHAP once per iteration
+    (XGBoost, LightGBM and scikit-learn models with numerical splits on dense
+    X; CatBoost's symmetric trees always), each tree's TreeSHAP is evaluated
+    per (leaf, pattern of split sides) and reduced with the residuals in one
+    pass (:mod:`skl_treeinner._numba_treeshap`); otherwise every round takes
+    the booster's own TreeSHAP once per iteration
     (:meth:`ModelReader.iteration_shap`).
     """
+    return treeshap_terms_of(
+        reader,
+        X,
+        [y],
+        w,
+        per_iteration=per_iteration,
+        per_sample=per_sample,
+        verbose=verbose,
+    )[0]
+
+
+def treeshap_terms_of(
+    reader, X, ys, w, *, per_iteration=False, per_sample=False, verbose=0
+):
+    """:func:`treeshap_terms` of several targets ``ys``, as a list.
+
+    The rows are routed once and every TreeSHAP value is computed once for
+    all targets: the residuals of each are a channel of one pass.
+    """
     ens = reader.ensemble
-    scores = np.zeros((ens.n_iterations, ens.n_features))
-    z = np.zeros((n_rows(X), ens.n_features)) if per_sample else None
+    c = len(ys)
+    if per_sample:
+        out = np.zeros((c, n_rows(X), ens.n_features))
+    else:
+        out = np.zeros((c, ens.n_iterations, ens.n_features))
     n_chunks = reader.n_chunks(n_rows(X), scale=4)
     # Larger chunks than PreDecomp's: every chunk costs one TreeSHAP call per
     # iteration, and the boosters' per-call overhead adds up over hundreds.
@@ -244,37 +269,38 @@ def treeshap_terms(
             verbose=verbose,
             unit="chunk",
         )
-    for c, (start, stop, X_chunk, leaves) in enumerate(chunks):
-        if kernels is not None:
-            residual = kernels.iteration_gradients(leaves, y[start:stop])
-        else:
-            residual = ens.iteration_gradients(leaves, y[start:stop])  # (n, R, K)
-        residual *= -1.0 / ens.iteration_learning_rate[:, None]
-        if w is not None:
-            residual *= w[start:stop, None, None]
+    for chunk, (start, stop, X_chunk, leaves) in enumerate(chunks):
+        residuals = []
+        for y in ys:
+            if kernels is not None:
+                residual = kernels.iteration_gradients(leaves, y[start:stop])
+            else:  # (n, R, K)
+                residual = ens.iteration_gradients(leaves, y[start:stop])
+            residual *= -1.0 / ens.iteration_learning_rate[:, None]
+            if w is not None:
+                residual *= w[start:stop, None, None]
+            residuals.append(residual)
+        target = out[:, start:stop] if per_sample else out
         booster_rounds = None  # all
         if patterns:
             got, booster_rounds = kernels.treeshap_split(
                 reader.treeshap_rows(X_chunk),
                 leaves,
-                ens.per_tree(residual),
+                np.stack([ens.per_tree(r) for r in residuals]),
                 per_sample,
             )
             if got is None:
                 patterns = False  # the booster's own TreeSHAP from here on
             else:
-                if per_sample:
-                    z[start:stop] += got
-                else:
-                    scores += got
+                target += got
                 if not booster_rounds.size:
                     continue
-        # The rounds with a tree the patterns cannot tabulate (or all).
+        # The rounds with a tree the patterns cannot evaluate (or all).
         rounds = reader.iteration_shap(X_chunk, rounds=booster_rounds)
         if verbose:
             desc = "tree_inner (treeshap)"
             if n_chunks > 1:
-                desc += f", rows {c + 1}/{n_chunks}"
+                desc += f", rows {chunk + 1}/{n_chunks}"
             rounds = progress(
                 rounds,
                 total=ens.n_iterations
@@ -285,13 +311,14 @@ def treeshap_terms(
                 unit="iteration",
             )
         for r, phi in rounds:
-            if per_sample:
-                z[start:stop] += np.einsum("ik,ikj->ij", residual[:, r, :], phi)
-            else:
-                scores[r] += np.einsum("ik,ikj->j", residual[:, r, :], phi)
-    if per_sample:
-        return z
-    return scores if per_iteration else scores.sum(axis=0)
+            for j, residual in enumerate(residuals):
+                if per_sample:
+                    target[j] += np.einsum("ik,ikj->ij", residual[:, r, :], phi)
+                else:
+                    target[j, r] += np.einsum("ik,ikj->j", residual[:, r, :], phi)
+    if per_sample or per_iteration:
+        return list(out)
+    return list(out.sum(axis=1))
 
 
 def row_terms(reader, X, n, y, w, *, attribution, verbose=0):
@@ -300,9 +327,45 @@ def row_terms(reader, X, n, y, w, *, attribution, verbose=0):
     ``tree_inner(..., per_sample=True)`` of rows that passed ``reader.rows``,
     with either attribution; the column sums are the scores (Eq. 21).
     """
+    return row_terms_of(reader, X, n, [y], w, attribution=attribution, verbose=verbose)[
+        0
+    ]
+
+
+def row_terms_of(reader, X, n, ys, w, *, attribution, verbose=0) -> list:
+    """:func:`row_terms` of several targets (TreeSHAP: one shared pass)."""
     if attribution == "treeshap":
-        return treeshap_terms(reader, X, y, w, per_sample=True, verbose=verbose)
-    return predecomp_row_terms(reader, X, n, y, w, verbose=verbose)
+        return treeshap_terms_of(reader, X, ys, w, per_sample=True, verbose=verbose)
+    return [
+        predecomp_row_terms(reader, X, n, y, w, verbose=verbose if j == 0 else 0)
+        for j, y in enumerate(ys)
+    ]
+
+
+def terms_and_noise(reader, X, n, y, w, *, attribution, sums, verbose=0):
+    """Each row's terms (:func:`row_terms`) and :func:`row_noise_sums` of them.
+
+    The noise needs the terms at other targets (y + 1, or each class label);
+    with TreeSHAP all of them come from one pass over the patterns.
+    """
+    objective = reader.ensemble.objective
+    extra = []
+    if has_row_noise(objective):
+        if objective.affine_in_target:
+            extra = [np.asarray(y, dtype=np.float64) + 1.0]
+        else:
+            k = reader.ensemble.n_outputs
+            classes = objective.class_probabilities(np.zeros((1, k))).shape[1]
+            dtype = np.asarray(y).dtype
+            extra = [np.full(n, c, dtype=dtype) for c in range(classes)]
+    z = row_terms_of(
+        reader, X, n, [y, *extra], w, attribution=attribution, verbose=verbose
+    )
+    noise = row_noise_sums(
+        reader, X, n, y, w, attribution=attribution, terms=z[0], sums=sums,
+        at_targets=z[1:],
+    )  # fmt: skip
+    return z[0], noise
 
 
 def partial_sums(reader, X, y, w, *, attribution):
@@ -405,8 +468,11 @@ def row_noise(reader, X, n, y, w, *, attribution, terms):
     )[0]
 
 
-def row_noise_sums(reader, X, n, y, w, *, attribution, terms, sums):
+def row_noise_sums(reader, X, n, y, w, *, attribution, terms, sums, at_targets=None):
     """:func:`row_noise` of sums of columns, one per entry of ``sums``.
+
+    ``at_targets``: the row terms at y + 1 (affine losses) or at each class
+    label, where the caller has them (:func:`terms_and_noise`).
 
     Each entry is None (the columns themselves) or a
     :class:`~skl_treeinner._feature_groups.ColumnSums` (a pipeline's output
@@ -430,7 +496,9 @@ def row_noise_sums(reader, X, n, y, w, *, attribution, terms, sums):
 
     if objective.affine_in_target:
         y = np.asarray(y, dtype=np.float64)
-        slope = row_terms(reader, X, n, y + 1.0, w, attribution=attribution) - terms
+        if at_targets is None:
+            at_targets = [row_terms(reader, X, n, y + 1.0, w, attribution=attribution)]
+        slope = at_targets[0] - terms
         mean = objective.mean(final_margins(reader, X, n))
         var = objective.variance(mean)
         return [
@@ -442,7 +510,10 @@ def row_noise_sums(reader, X, n, y, w, *, attribution, terms, sums):
     second = [0.0] * len(sums)
     for c in range(prob.shape[1]):
         label = np.full(n, c, dtype=np.asarray(y).dtype)
-        z = row_terms(reader, X, n, label, w, attribution=attribution)
+        if at_targets is None:
+            z = row_terms(reader, X, n, label, w, attribution=attribution)
+        else:
+            z = at_targets[c]
         for j, into in enumerate(sums):
             zj = summed(z, into)
             first[j] = first[j] + prob[:, c, None] * zj**2

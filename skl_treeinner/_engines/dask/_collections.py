@@ -26,10 +26,10 @@ from ..._scoring import (
     has_row_noise,
     partial_sums,
     predecomp_rows,
-    row_noise_sums,
     row_terms,
     scores_from_sums,
     shaped,
+    terms_and_noise,
 )
 
 __all__ = [
@@ -275,10 +275,7 @@ def partition_scored(reader, X, y, w, attribution, feature_groups=None):
             out += [np.zeros((0, width)), noise]
         return tuple(out)
     X, n, y, w = reader.rows(X, y, w)
-    z = row_terms(reader, X, n, y, w, attribution=attribution)
-    noise = row_noise_sums(
-        reader, X, n, y, w, attribution=attribution, terms=z, sums=sums
-    )
+    z, noise = terms_and_noise(reader, X, n, y, w, attribution=attribution, sums=sums)
     if feature_groups is None:
         return z, noise[0]
     return z, noise[0], feature_groups.sums(z), noise[1]
