@@ -350,19 +350,49 @@ class Kernels:
         (``SplitRule.oblivious``) need neither X nor a check: every row's
         side at every split is in the number of its leaf.
         """
+        stacked = np.ndim(residual) == 3
+        residual = residual if stacked else residual[None]
+        # Tree-major for the kernels: (C, n_trees, rows).
+        by_tree = np.ascontiguousarray(residual.transpose(0, 2, 1), dtype=np.float64)
+        got, booster_rounds = self._treeshap(X, leaves, by_tree, per_row)
+        if got is None or stacked:
+            return got, booster_rounds
+        return got[0], booster_rounds
+
+    def treeshap_of_targets(self, X, leaves, ys, w, per_row):
+        """:meth:`treeshap_split` with the residuals of TreeInner at targets ``ys``.
+
+        residual[c, i, t] = w_i (-g_{i,t}) / α_t at target ys[c] (Eq. 21),
+        computed in the kernel's own tree-major layout, without the (rows,
+        iterations, outputs) gradients; results stacked over targets.
+        """
+        leaves = np.ascontiguousarray(leaves, dtype=np.int64)
+        ens = self.ensemble
+        y = np.ascontiguousarray(np.atleast_2d(ys), dtype=np.float64)
+        by_tree = np.empty((y.shape[0], ens.n_trees, leaves.shape[0]))
+        w = np.empty(0) if w is None else np.ascontiguousarray(w, dtype=np.float64)
+        inv_lr = np.ascontiguousarray(self.inv_lr, dtype=np.float64)
+
+        def work(a, b):
+            self._k.tree_residuals(
+                leaves[a:b], y[:, a:b], w[a:b] if w.size else w, *self._walk[:4],
+                self.code, self.params, inv_lr, by_tree[:, :, a:b],
+            )  # fmt: skip
+
+        self._run(work, leaves.shape[0])
+        return self._treeshap(X, leaves, by_tree, per_row)
+
+    def _treeshap(self, X, leaves, residual, per_row):
+        # residual: (C, n_trees, rows), C-contiguous float64.
         ts = _numba_treeshap()
         ens = self.ensemble
         rule = ens.split_rule
         leaves = np.ascontiguousarray(leaves, dtype=np.int64)
-        stacked = np.ndim(residual) == 3
-        residual = np.ascontiguousarray(
-            residual if stacked else residual[None], dtype=np.float64
-        )
         channels = residual.shape[0]
         n, p = leaves.shape[0], ens.n_features
         if n == 0:
             empty = np.zeros((channels, 0 if per_row else ens.n_iterations, p))
-            return (empty if stacked else empty[0]), np.zeros(0, dtype=np.int64)
+            return empty, np.zeros(0, dtype=np.int64)
         tree_round = np.ascontiguousarray(ens.tree_iteration, dtype=np.int64)
         offsets = np.ascontiguousarray(ens.tree_offsets, dtype=np.int64)
         feature = np.ascontiguousarray(ens.feature, dtype=np.int64)
@@ -432,8 +462,7 @@ class Kernels:
             return None, None
         if ts.TOO_DEEP in statuses:  # pragma: no cover - filtered above
             return None, None
-        got = _total([part for _, part in parts])
-        return (got if stacked else got[0]), booster_rounds
+        return _total([part for _, part in parts]), booster_rounds
 
     def iteration_gradients(self, leaves, y) -> np.ndarray:
         """:meth:`TreeEnsemble.iteration_gradients`, fused: (rows, R, K)."""

@@ -169,6 +169,30 @@ def residual_terms(
 
 
 @_jit
+def tree_residuals(
+    leaves, y, w, value, intercept, indptr, group, code, prm, inv_lr, out
+):
+    """out[c, t, i] = w_i (-g_{i,t}) / α_t at target y[c, i]: TreeSHAP's factors.
+
+    Tree-major, so that the TreeSHAP kernels read each tree's rows in order.
+    """
+    channels, n = y.shape
+    f = np.empty(intercept.shape[0])
+    g = np.empty(intercept.shape[0])
+    res = np.empty(leaves.shape[1])
+    weighted = w.shape[0] > 0
+    for c in range(channels):
+        for i in range(n):
+            _row_residuals(
+                leaves, i, y[c, i], value, intercept, indptr, group, code, prm, f,
+                g, res,
+            )  # fmt: skip
+            wi = w[i] if weighted else 1.0
+            for t in range(res.shape[0]):
+                out[c, t, i] = wi * res[t] * inv_lr[t]
+
+
+@_jit
 def iteration_gradients(leaves, y, value, intercept, indptr, group, code, prm, out):
     """out[i, r, k] = gradient of output k at the margin before iteration r."""
     n = leaves.shape[0]

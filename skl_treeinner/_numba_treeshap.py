@@ -41,9 +41,10 @@ TOO_DEEP = 1
 MISROUTED = 2
 #: Most distinct features on one leaf's path: a pattern is an int64 of bits.
 MAX_PATH_FEATURES = 62
-#: Most distinct path features for which a leaf tabulates all 2^d patterns;
-#: beyond it (or when 2^d exceeds the rows scored) it evaluates those seen.
-MAX_DENSE_FEATURES = 10
+#: Most distinct path features for which a leaf takes all 2^d patterns (a
+#: table, or a fold of the sums); beyond it, or where sorting the rows by
+#: pattern costs less (:func:`_dense`), it evaluates the patterns that occur.
+MAX_DENSE_FEATURES = 12
 
 
 @_jit
@@ -162,9 +163,19 @@ def _goes_left(x, thr, missing_left, strict):
 
 
 @_jit
-def _dense(m, n):
-    """Whether a leaf of m distinct path features tabulates all its patterns."""
-    return m <= MAX_DENSE_FEATURES and (1 << m) <= max(n // 2, 64)
+def _dense(m, n, per_row):
+    """Whether a leaf of m distinct path features takes all 2^m patterns.
+
+    Per row, a table of all patterns costs about 2^m m² operations, against
+    n log n to sort the rows and m² per pattern that occurs; summed over
+    rows, folding the patterns costs about 2^m m, against the same sort.
+    """
+    if m > MAX_DENSE_FEATURES:
+        return False
+    sort = max(n, 64) * max(math.log2(max(n, 2)), 1.0)
+    if per_row:
+        return (1 << m) * m * m <= sort
+    return (1 << m) * m <= 4.0 * sort
 
 
 @_jit
@@ -187,19 +198,20 @@ def treeshap_terms(
     out_rounds,
     out_rows,
 ):
-    """Σ_i res[c, i, t] φ_t(x_i) of the given trees, per round or per row.
+    """Σ_i res[c, t, i] φ_t(x_i) of the given trees, per round or per row.
 
-    ``res`` holds C channels (residuals of several targets, sharing every
-    pattern's evaluation). With an empty ``out_rows``: out_rounds[c, round of
-    t, k] += Σ_i res[c, i, t] φ_{t,k}(x_i); otherwise out_rows[c, i, k] +=
-    Σ_t res[c, i, t] φ_{t,k}(x_i). x's side at
+    ``res`` (C, n_trees, rows), tree-major so that each tree reads its rows'
+    residuals in order, holds C channels (residuals of several targets,
+    sharing every pattern's evaluation). With an empty ``out_rows``:
+    out_rounds[c, round of t, k] += Σ_i res[c, t, i] φ_{t,k}(x_i); otherwise
+    out_rows[c, i, k] += Σ_t res[c, t, i] φ_{t,k}(x_i). x's side at
     every split comes from ``threshold`` (``x < thr`` if ``strict`` else
     ``x <= thr``; NaN goes to the ``missing_left`` side), and the
     leaf it leads to must be the booster's own (``leaves``). Returns OK, or
     TOO_DEEP when a path splits on more than MAX_PATH_FEATURES distinct
     features, or MISROUTED when a row's leaf differs from the booster's.
     """
-    channels, n = res.shape[0], res.shape[1]
+    channels, n = res.shape[0], res.shape[2]
     per_row = out_rows.shape[1] > 0
     poly = np.empty(MAX_PATH_FEATURES + 1)
     quot = np.empty(MAX_PATH_FEATURES + 1)
@@ -224,13 +236,12 @@ def treeshap_terms(
                 depth = max(depth, d)
         leaf_ids = np.empty(n_leaves, dtype=np.int64)
         path_node = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
-        path_left = np.empty((n_leaves, max(depth, 1)), dtype=np.bool_)
         path_unique = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
-        path_len = np.zeros(n_leaves, dtype=np.int64)
         uniq_feature = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
         uniq_zero = np.empty((n_leaves, max(depth, 1)))
         n_unique = np.zeros(n_leaves, dtype=np.int64)
         dense = np.zeros(n_leaves, dtype=np.bool_)
+        node_bit = np.zeros(size, dtype=np.int64)
         table_start = np.zeros(n_leaves + 1, dtype=np.int64)
         n_sparse = 0
         j = 0
@@ -239,20 +250,16 @@ def treeshap_terms(
                 continue
             leaf_ids[j] = node
             d = 0
-            child = node
             p = parent[node]
             while p >= 0:
                 d += 1
-                child, p = p, parent[p]
-            path_len[j] = d
+                p = parent[p]
             # Fill root first: walk again, writing from the end.
-            child = node
             p = parent[node]
             s = d - 1
             while p >= 0:
                 path_node[j, s] = p
-                path_left[j, s] = left[p] == child
-                child, p = p, parent[p]
+                p = parent[p]
                 s -= 1
             m = 0
             for s in range(d):
@@ -271,10 +278,13 @@ def treeshap_terms(
                     m += 1
                 uniq_zero[j, u] *= ratio
                 path_unique[j, s] = u
+                # The same for every leaf below: u numbers the path's features
+                # in the order they first appear from the root.
+                node_bit[node_s - lo] = u
             if m > MAX_PATH_FEATURES:
                 return TOO_DEEP
             n_unique[j] = m
-            dense[j] = m > 0 and _dense(m, n)
+            dense[j] = m > 0 and _dense(m, n, per_row)
             if m > 0 and not dense[j]:
                 n_sparse += 1
             # Per row: a table of 2^m patterns x m values; summed over rows:
@@ -302,42 +312,66 @@ def treeshap_terms(
                 )
         # Summed over rows: residual sums per (channel, leaf, pattern).
         counts = np.zeros((channels, 0 if per_row else table_start[n_leaves]))
+        # The nodes root first, each before its children.
+        order = np.empty(size, dtype=np.int64)
+        order[0] = 0
+        tail = 1
+        k = 0
+        while k < tail:  # nodes no path reaches (if any) are left out
+            node = lo + order[k]
+            if left[node] >= 0:
+                order[tail] = left[node] - lo
+                order[tail + 1] = right[node] - lo
+                tail += 2
+            k += 1
         goes_left = np.empty(size, dtype=np.bool_)
-        # Every row's side at every split, kept for the leaves evaluated by sort.
-        sides = np.empty((n if n_sparse else 0, size), dtype=np.bool_)
+        # Per node, the o bits so far of the leaves below it: cleared at each
+        # split the row does not follow towards the node.
+        pat = np.empty(size, dtype=np.int64)
+        # Each row's patterns of the leaves evaluated by sort.
+        slot = np.full(n_leaves, -1, dtype=np.int64)
+        k = 0
+        for j in range(n_leaves):
+            if n_unique[j] > 0 and not dense[j]:
+                slot[j] = k
+                k += 1
+        sparse_pats = np.empty((n if n_sparse else 0, n_sparse), dtype=np.int64)
         for i in range(n):
-            for node in range(lo, hi):
-                if left[node] >= 0:
-                    goes_left[node - lo] = _goes_left(
-                        X[i, feature[node]],
-                        threshold[node],
-                        missing_left[node],
-                        strict,
-                    )
+            pat[0] = -1
+            for k in range(tail):
+                node = lo + order[k]
+                if left[node] < 0:
+                    continue
+                here = _goes_left(
+                    X[i, feature[node]], threshold[node], missing_left[node], strict
+                )
+                goes_left[order[k]] = here
+                above = pat[order[k]]
+                off = above & ~(np.int64(1) << node_bit[order[k]])
+                pat[left[node] - lo] = above if here else off
+                pat[right[node] - lo] = off if here else above
             node = lo
             while left[node] >= 0:
                 node = left[node] if goes_left[node - lo] else right[node]
             if node != leaves[i, t]:
                 return MISROUTED
-            if n_sparse:
-                sides[i, :] = goes_left
             for j in range(n_leaves):
-                if not dense[j]:
-                    continue
                 m = n_unique[j]
-                pattern = (1 << m) - 1
-                for s in range(path_len[j]):
-                    if goes_left[path_node[j, s] - lo] != path_left[j, s]:
-                        pattern &= ~(1 << path_unique[j, s])
+                if m == 0:
+                    continue
+                pattern = pat[leaf_ids[j] - lo] & ((np.int64(1) << m) - 1)
+                if not dense[j]:
+                    sparse_pats[i, slot[j]] = pattern
+                    continue
                 if per_row:
                     at = table_start[j] + pattern * m
                     for c in range(channels):
-                        w = res[c, i, t]
+                        w = res[c, t, i]
                         for u in range(m):
                             out_rows[c, i, uniq_feature[j, u]] += w * table[at + u]
                 else:
                     for c in range(channels):
-                        counts[c, table_start[j] + pattern] += res[c, i, t]
+                        counts[c, table_start[j] + pattern] += res[c, t, i]
         if not per_row:
             for j in range(n_leaves):
                 if not dense[j]:
@@ -360,11 +394,7 @@ def treeshap_terms(
             if m == 0 or dense[j]:
                 continue
             for i in range(n):
-                pattern = (1 << m) - 1
-                for s in range(path_len[j]):
-                    if sides[i, path_node[j, s] - lo] != path_left[j, s]:
-                        pattern &= ~(1 << path_unique[j, s])
-                keys[i] = pattern
+                keys[i] = sparse_pats[i, slot[j]]
             order = np.argsort(keys)
             weights = _shapley_weights(m)
             a = 0
@@ -374,7 +404,7 @@ def treeshap_terms(
                 sums[:] = 0.0
                 while b < n and keys[order[b]] == key:
                     for c in range(channels):
-                        sums[c] += res[c, order[b], t]
+                        sums[c] += res[c, t, order[b]]
                     b += 1
                 if per_row or np.any(sums != 0.0):
                     _pattern_values(
@@ -385,7 +415,7 @@ def treeshap_terms(
                         if per_row:
                             for q in range(a, b):
                                 i = order[q]
-                                w = res[c, i, t]
+                                w = res[c, t, i]
                                 for u in range(m):
                                     out_rows[c, i, uniq_feature[j, u]] += w * vals[u]
                         else:
@@ -413,7 +443,7 @@ def oblivious_treeshap_terms(
     level up: path-dependent TreeSHAP depends on the order of the splits,
     and CatBoost's own values are the reference.
     """
-    channels, n = res.shape[0], res.shape[1]
+    channels, n = res.shape[0], res.shape[2]
     per_row = out_rows.shape[1] > 0
     poly = np.empty(MAX_PATH_FEATURES + 1)
     quot = np.empty(MAX_PATH_FEATURES + 1)
@@ -449,7 +479,7 @@ def oblivious_treeshap_terms(
             L = leaves[i, t] - first
             occupied[L] = True
             for c in range(channels):
-                held[c, L] += res[c, i, t]
+                held[c, L] += res[c, t, i]
         if not per_row:  # leaves whose residuals sum to 0 add nothing
             for L in range(n_leaves):
                 occupied[L] = occupied[L] and np.any(held[:, L] != 0.0)
@@ -504,7 +534,7 @@ def oblivious_treeshap_terms(
         for c in range(channels):
             for i in range(n):
                 L = leaves[i, t] - first
-                w = res[c, i, t]
+                w = res[c, t, i]
                 for u in range(m):
                     out_rows[c, i, uniq_feature[u]] += w * phi[L, u]
     return OK

@@ -270,23 +270,14 @@ def treeshap_terms_of(
             unit="chunk",
         )
     for chunk, (start, stop, X_chunk, leaves) in enumerate(chunks):
-        residuals = []
-        for y in ys:
-            if kernels is not None:
-                residual = kernels.iteration_gradients(leaves, y[start:stop])
-            else:  # (n, R, K)
-                residual = ens.iteration_gradients(leaves, y[start:stop])
-            residual *= -1.0 / ens.iteration_learning_rate[:, None]
-            if w is not None:
-                residual *= w[start:stop, None, None]
-            residuals.append(residual)
         target = out[:, start:stop] if per_sample else out
         booster_rounds = None  # all
         if patterns:
-            got, booster_rounds = kernels.treeshap_split(
+            got, booster_rounds = kernels.treeshap_of_targets(
                 reader.treeshap_rows(X_chunk),
                 leaves,
-                np.stack([ens.per_tree(r) for r in residuals]),
+                [y[start:stop] for y in ys],
+                None if w is None else w[start:stop],
                 per_sample,
             )
             if got is None:
@@ -295,6 +286,16 @@ def treeshap_terms_of(
                 target += got
                 if not booster_rounds.size:
                     continue
+        residuals = []  # (n, R, K) per target, for the booster's TreeSHAP
+        for y in ys:
+            if kernels is not None:
+                residual = kernels.iteration_gradients(leaves, y[start:stop])
+            else:
+                residual = ens.iteration_gradients(leaves, y[start:stop])
+            residual *= -1.0 / ens.iteration_learning_rate[:, None]
+            if w is not None:
+                residual *= w[start:stop, None, None]
+            residuals.append(residual)
         # The rounds with a tree the patterns cannot evaluate (or all).
         rounds = reader.iteration_shap(X_chunk, rounds=booster_rounds)
         if verbose:
