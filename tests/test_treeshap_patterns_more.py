@@ -183,3 +183,24 @@ def test_hgb_with_categorical_splits_has_no_rule():
 def test_rounds_equal_the_librarys_property(library, kind, seed, depth):
     model, X, _ = _model(library, kind, seed=seed, depth=depth, n_trees=3)
     _assert_rounds_equal_the_librarys(model, X)
+
+
+@pytest.mark.parametrize("library", ["hgb", "catboost"])
+@pytest.mark.parametrize("kind", ["regression", "binary", "multiclass"])
+@pytest.mark.parametrize("attribution", ["predecomp", "treeshap"])
+def test_one_pass_for_the_terms_and_their_noise(library, kind, attribution):
+    # The selector's terms and its noise model's terms at other targets come
+    # from one pass (channels): the same numbers as one pass per target.
+    from skl_treeinner._scoring import row_noise_sums, row_terms, terms_and_noise
+
+    model, X, y = _model(library, kind)
+    reader = read_model(model)
+    X, n, y, w = reader.rows(X, y, np.linspace(0.5, 1.5, len(y)))
+    z, noise = terms_and_noise(reader, X, n, y, w, attribution=attribution, sums=[None])
+    z_ref = row_terms(reader, X, n, y, w, attribution=attribution)
+    noise_ref = row_noise_sums(
+        reader, X, n, y, w, attribution=attribution, terms=z_ref, sums=[None]
+    )
+    np.testing.assert_allclose(z, z_ref, rtol=1e-12, atol=1e-14)
+    for got, ref in zip(noise[0], noise_ref[0], strict=True):
+        np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-14)
