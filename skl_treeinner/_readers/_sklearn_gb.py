@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .. import _objectives as obj
-from .._ensemble import SplitRule, TreeEnsemble
+from .._ensemble import SplitRule, TreeEnsemble, node_values_from_leaves
 from ._base import ModelReader, n_rows
 from ._sklearn import _check_fitted, _import_shap
 
@@ -24,7 +24,8 @@ def _gb_objective(model) -> tuple[obj.Objective, list[str]]:
         return obj.SquaredError(), []
     refit = (
         f"loss={loss!r} (leaf values were re-fitted by a Newton line search, so "
-        "they are not the node means the splits were chosen for)"
+        "they are not the node means the splits were chosen for; inner nodes "
+        "weigh their children by rows, since the hessian sums are not stored)"
     )
     if loss == "log_loss":
         k = int(model.n_trees_per_iteration_)
@@ -146,6 +147,14 @@ class GradientBoostingReader(ModelReader):
         lr = float(model.learning_rate)
         value = lr * np.concatenate([t.value[:, 0, 0] for t in trees])
         cover = cat("weighted_n_node_samples").astype(np.float64)
+        if model.loss != "squared_error":
+            # scikit-learn overwrote the leaves with one Newton step each
+            # (Σr / Σh) but kept the mean residual at inner nodes: a path's
+            # last split would take the whole gap (10-20x), and PreDecomp
+            # would credit whichever feature splits last, noise included.
+            # Inner values from the leaves, children weighted by rows (Eq.
+            # 23 with H = N: the hessian sums are not stored).
+            value = node_values_from_leaves(left, right, value, cover, 0.0)
         # TreeSHAP by leaf patterns: x (float32) <= threshold (float64); NaN by
         # missing_go_to_left where the trees store it (scikit-learn >= 1.3).
         missing = (
