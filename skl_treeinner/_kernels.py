@@ -45,6 +45,8 @@ _BACKENDS = ("auto", "numba", "numpy")
 MIN_ROWS_PER_THREAD = 2048
 #: (row, tree) pairs below which one more TreeSHAP thread is not worth it.
 TREESHAP_PAIRS_PER_THREAD = 1 << 14
+#: Rows per call of a TreeSHAP kernel (its scratch per tree grows with them).
+TREESHAP_ROW_BLOCK = 1 << 14
 
 
 def backend() -> str:
@@ -403,10 +405,10 @@ class Kernels:
             booster_rounds = np.zeros(0, dtype=np.int64)
             trees_done = np.arange(ens.n_trees)
 
-            def kernel(trees, rounds, rows):
+            def kernel(trees, a, b, rounds, rows):
                 return ts.oblivious_treeshap_terms(
-                    leaves, residual, trees, offsets, feature, self.value, cover,
-                    tree_round, rounds, rows,
+                    leaves[a:b], residual[:, :, a:b], trees, offsets, feature,
+                    self.value, cover, tree_round, rounds, rows,
                 )  # fmt: skip
         else:
             left = np.ascontiguousarray(ens.children_left, dtype=np.int64)
@@ -431,23 +433,47 @@ class Kernels:
                 tree_round,
             )
 
-            def kernel(trees, rounds, rows):
+            def kernel(trees, a, b, rounds, rows):
                 return ts.treeshap_terms(
-                    X, leaves, residual, trees, *arrays, rounds, rows
-                )
+                    X[a:b], leaves[a:b], residual[:, :, a:b], trees, *arrays,
+                    rounds, rows,
+                )  # fmt: skip
 
-        def work(a, b):
-            # Threads split the trees; each keeps its own sums.
-            rounds = np.zeros((channels, 0 if per_row else ens.n_iterations, p))
-            rows = np.zeros((channels, n if per_row else 0, p))
-            return kernel(trees_done[a:b], rounds, rows), rows if per_row else rounds
+        def blocks(a, b):
+            # Rows in blocks of TREESHAP_ROW_BLOCK: the kernels' scratch per
+            # tree (sides of every split, pattern tables) grows with them.
+            step = TREESHAP_ROW_BLOCK
+            return [(s, min(s + step, b)) for s in range(a, b, step)]
 
-        # Threads split the trees, each with TREESHAP_PAIRS_PER_THREAD
-        # (row, tree) pairs at least: with few rows a thread is not worth it.
-        trees_per_thread = -(-TREESHAP_PAIRS_PER_THREAD // max(n, 1))
-        parts = _in_threads(
-            work, max(trees_done.size, 1), self.n_threads, trees_per_thread
-        )
+        none = np.zeros((channels, 0, p))
+        if per_row:
+            # Threads split the rows: each row's sum over trees is made by one
+            # thread in tree order, the same numbers for any thread count.
+            out = np.zeros((channels, n, p))
+
+            def work(a, b):
+                status = ts.OK
+                for s, e in blocks(a, b):
+                    status = max(status, kernel(trees_done, s, e, none, out[:, s:e]))
+                return status, None
+
+            # TREESHAP_PAIRS_PER_THREAD (row, tree) pairs at least per thread.
+            rows_per_thread = -(-TREESHAP_PAIRS_PER_THREAD // max(trees_done.size, 1))
+            parts = _in_threads(work, n, self.n_threads, max(rows_per_thread, 64))
+        else:
+            # Threads split the trees, each with TREESHAP_PAIRS_PER_THREAD
+            # (row, tree) pairs at least: with few rows a thread is not worth it.
+            def work(a, b):
+                rounds = np.zeros((channels, ens.n_iterations, p))
+                status = ts.OK
+                for s, e in blocks(0, n):
+                    status = max(status, kernel(trees_done[a:b], s, e, rounds, none))
+                return status, rounds
+
+            trees_per_thread = -(-TREESHAP_PAIRS_PER_THREAD // max(n, 1))
+            parts = _in_threads(
+                work, max(trees_done.size, 1), self.n_threads, trees_per_thread
+            )
         statuses = {status for status, _ in parts}
         if ts.MISROUTED in statuses:
             warnings.warn(
@@ -462,6 +488,8 @@ class Kernels:
             return None, None
         if ts.TOO_DEEP in statuses:  # pragma: no cover - filtered above
             return None, None
+        if per_row:
+            return out, booster_rounds
         return _total([part for _, part in parts]), booster_rounds
 
     def iteration_gradients(self, leaves, y) -> np.ndarray:

@@ -45,6 +45,10 @@ MAX_PATH_FEATURES = 62
 #: table, or a fold of the sums); beyond it, or where sorting the rows by
 #: pattern costs less (:func:`_dense`), it evaluates the patterns that occur.
 MAX_DENSE_FEATURES = 12
+#: Per row, a tree's pattern tables hold at most this many entries per row
+#: scored (at least MIN_TABLE_ENTRIES); further leaves sort their rows.
+TABLE_ENTRIES_PER_ROW = 8
+MIN_TABLE_ENTRIES = 1 << 16
 
 
 @_jit
@@ -218,6 +222,7 @@ def treeshap_terms(
     vals = np.empty(MAX_PATH_FEATURES)
     keys = np.empty(n, dtype=np.int64)
     sums = np.empty(channels)
+    table_budget = max(MIN_TABLE_ENTRIES, TABLE_ENTRIES_PER_ROW * n)
     for t in trees:
         lo, hi = offsets[t], offsets[t + 1]
         size = hi - lo
@@ -236,6 +241,8 @@ def treeshap_terms(
                 depth = max(depth, d)
         leaf_ids = np.empty(n_leaves, dtype=np.int64)
         path_node = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
+        path_left = np.empty((n_leaves, max(depth, 1)), dtype=np.bool_)
+        path_len = np.zeros(n_leaves, dtype=np.int64)
         path_unique = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
         uniq_feature = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
         uniq_zero = np.empty((n_leaves, max(depth, 1)))
@@ -254,12 +261,15 @@ def treeshap_terms(
             while p >= 0:
                 d += 1
                 p = parent[p]
+            path_len[j] = d
             # Fill root first: walk again, writing from the end.
+            child = node
             p = parent[node]
             s = d - 1
             while p >= 0:
                 path_node[j, s] = p
-                p = parent[p]
+                path_left[j, s] = left[p] == child
+                child, p = p, parent[p]
                 s -= 1
             m = 0
             for s in range(d):
@@ -284,12 +294,18 @@ def treeshap_terms(
             if m > MAX_PATH_FEATURES:
                 return TOO_DEEP
             n_unique[j] = m
-            dense[j] = m > 0 and _dense(m, n, per_row)
+            # Per row, the tree's tables stay within TABLE_ENTRIES_PER_ROW
+            # entries per row scored (memory), the rest sorts.
+            width = m if per_row else 1
+            dense[j] = (
+                m > 0
+                and _dense(m, n, per_row)
+                and table_start[j] + (1 << m) * width <= table_budget
+            )
             if m > 0 and not dense[j]:
                 n_sparse += 1
             # Per row: a table of 2^m patterns x m values; summed over rows:
             # only the residuals per pattern, folded (_fold_values).
-            width = m if per_row else 1
             table_start[j + 1] = table_start[j] + ((1 << m) * width if dense[j] else 0)
             j += 1
         table = np.empty(table_start[n_leaves] if per_row else 0)
@@ -328,14 +344,9 @@ def treeshap_terms(
         # Per node, the o bits so far of the leaves below it: cleared at each
         # split the row does not follow towards the node.
         pat = np.empty(size, dtype=np.int64)
-        # Each row's patterns of the leaves evaluated by sort.
-        slot = np.full(n_leaves, -1, dtype=np.int64)
-        k = 0
-        for j in range(n_leaves):
-            if n_unique[j] > 0 and not dense[j]:
-                slot[j] = k
-                k += 1
-        sparse_pats = np.empty((n if n_sparse else 0, n_sparse), dtype=np.int64)
+        # Every row's side at every split, for the leaves evaluated by sort
+        # (a byte per split: less than a pattern per such leaf).
+        sides = np.empty((n if n_sparse else 0, size), dtype=np.bool_)
         for i in range(n):
             pat[0] = -1
             for k in range(tail):
@@ -355,14 +366,13 @@ def treeshap_terms(
                 node = left[node] if goes_left[node - lo] else right[node]
             if node != leaves[i, t]:
                 return MISROUTED
+            if n_sparse:
+                sides[i, :] = goes_left
             for j in range(n_leaves):
                 m = n_unique[j]
-                if m == 0:
+                if m == 0 or not dense[j]:
                     continue
                 pattern = pat[leaf_ids[j] - lo] & ((np.int64(1) << m) - 1)
-                if not dense[j]:
-                    sparse_pats[i, slot[j]] = pattern
-                    continue
                 if per_row:
                     at = table_start[j] + pattern * m
                     for c in range(channels):
@@ -394,7 +404,11 @@ def treeshap_terms(
             if m == 0 or dense[j]:
                 continue
             for i in range(n):
-                keys[i] = sparse_pats[i, slot[j]]
+                pattern = (np.int64(1) << m) - 1
+                for s in range(path_len[j]):
+                    if sides[i, path_node[j, s] - lo] != path_left[j, s]:
+                        pattern &= ~(np.int64(1) << path_unique[j, s])
+                keys[i] = pattern
             order = np.argsort(keys)
             weights = _shapley_weights(m)
             a = 0
@@ -480,55 +494,62 @@ def oblivious_treeshap_terms(
             occupied[L] = True
             for c in range(channels):
                 held[c, L] += res[c, t, i]
-        if not per_row:  # leaves whose residuals sum to 0 add nothing
-            for L in range(n_leaves):
-                occupied[L] = occupied[L] and np.any(held[:, L] != 0.0)
+        # The leaves that hold rows (summed over rows: a nonzero residual).
+        filled = np.empty(n_leaves, dtype=np.int64)
+        n_filled = 0
+        for L in range(n_leaves):
+            if occupied[L] and (per_row or np.any(held[:, L] != 0.0)):
+                filled[n_filled] = L
+                n_filled += 1
+        # Summed over rows, per leaf J: fold all 2^m patterns (about 3 m 2^m
+        # operations) or evaluate the filled leaves' patterns (3 m² each).
+        fold = not per_row and 3 * m * (1 << m) <= n_filled * 3 * m * m
+        cum = np.zeros(n_leaves + 1)  # leaf covers, cumulated
+        for L in range(n_leaves):
+            cum[L + 1] = cum[L] + cover[first + L]
         phi = np.zeros((n_leaves if per_row else 0, m))
         weights = _shapley_weights(m)
         z = np.empty(m)
-        by_pattern = np.empty((channels, 1 << m))
-        work = np.empty((max(1 << (m - 1), 1), m + 1))
+        by_pattern = np.empty((channels, (1 << m) if fold else 0))
+        work = np.empty(((max(1 << (m - 1), 1)) if fold else 0, m + 1))
         for J in range(n_leaves):
+            v = value[first + J]
+            if v == 0.0 or n_filled == 0:
+                continue  # an empty leaf (φ is proportional to v)
             # CatBoost's TreeSHAP walks the levels from the last split up
             # (bit d-1 at the root): a node at depth q holds the leaves that
             # share J's top q bits, a block of 2^(d-q) leaf numbers.
             z[:] = 1.0
-            above = 0.0
-            for L in range(n_leaves):
-                above += cover[first + L]
+            above = cum[n_leaves]
             for q in range(1, d + 1):
-                size = 1 << (d - q)
                 start = (J >> (d - q)) << (d - q)
-                below = 0.0
-                for L in range(start, start + size):
-                    below += cover[first + L]
+                below = cum[start + (1 << (d - q))] - cum[start]
                 ratio = below / above if above > 0 else 0.0
                 z[level_unique[d - q]] *= ratio
                 above = below
-            if not per_row:
-                # Summed over rows: the leaves' residuals per pattern, folded.
+            if fold:
                 by_pattern[:, :] = 0.0
-                for L in range(n_leaves):
-                    if occupied[L]:
-                        pattern = _pattern_of(L ^ J, d, m, level_unique)
-                        for c in range(channels):
-                            by_pattern[c, pattern] += held[c, L]
+                for q in range(n_filled):
+                    L = filled[q]
+                    pattern = _pattern_of(L ^ J, d, m, level_unique)
+                    for c in range(channels):
+                        by_pattern[c, pattern] += held[c, L]
                 for c in range(channels):
-                    _fold_values(
-                        by_pattern[c], z, m, weights, value[first + J], work, vals
-                    )
+                    _fold_values(by_pattern[c], z, m, weights, v, work, vals)
                     for u in range(m):
                         out_rounds[c, r, uniq_feature[u]] += vals[u]
                 continue
-            for L in range(n_leaves):
-                if not occupied[L]:
-                    continue
+            for q in range(n_filled):
+                L = filled[q]
                 pattern = _pattern_of(L ^ J, d, m, level_unique)
-                _pattern_values(
-                    value[first + J], z, m, pattern, weights, poly, quot, vals
-                )
-                for u in range(m):
-                    phi[L, u] += vals[u]
+                _pattern_values(v, z, m, pattern, weights, poly, quot, vals)
+                if per_row:
+                    for u in range(m):
+                        phi[L, u] += vals[u]
+                else:
+                    for c in range(channels):
+                        for u in range(m):
+                            out_rounds[c, r, uniq_feature[u]] += held[c, L] * vals[u]
         if not per_row:
             continue
         for c in range(channels):

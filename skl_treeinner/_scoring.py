@@ -346,27 +346,27 @@ def row_terms_of(reader, X, n, ys, w, *, attribution, verbose=0) -> list:
 def terms_and_noise(reader, X, n, y, w, *, attribution, sums, verbose=0):
     """Each row's terms (:func:`row_terms`) and :func:`row_noise_sums` of them.
 
-    The noise needs the terms at other targets (y + 1, or each class label);
-    with TreeSHAP all of them come from one pass over the patterns.
+    The noise of an affine loss needs the terms at y + 1 too; with TreeSHAP
+    both come from one pass over the patterns (two residual channels). Other
+    cases (PreDecomp, whose passes share nothing; a K-class softmax, whose K
+    label passes would hold K term arrays at once) take one pass per target,
+    as :func:`row_noise_sums` does alone.
     """
     objective = reader.ensemble.objective
-    extra = []
-    if has_row_noise(objective):
-        if objective.affine_in_target:
-            extra = [np.asarray(y, dtype=np.float64) + 1.0]
-        else:
-            k = reader.ensemble.n_outputs
-            classes = objective.class_probabilities(np.zeros((1, k))).shape[1]
-            dtype = np.asarray(y).dtype
-            extra = [np.full(n, c, dtype=dtype) for c in range(classes)]
-    z = row_terms_of(
-        reader, X, n, [y, *extra], w, attribution=attribution, verbose=verbose
-    )
+    if attribution == "treeshap" and objective.affine_in_target:
+        y1 = np.asarray(y, dtype=np.float64) + 1.0
+        z, at_y1 = row_terms_of(
+            reader, X, n, [y, y1], w, attribution=attribution, verbose=verbose
+        )
+        at_targets = [at_y1]
+    else:
+        z = row_terms(reader, X, n, y, w, attribution=attribution, verbose=verbose)
+        at_targets = None
     noise = row_noise_sums(
-        reader, X, n, y, w, attribution=attribution, terms=z[0], sums=sums,
-        at_targets=z[1:],
+        reader, X, n, y, w, attribution=attribution, terms=z, sums=sums,
+        at_targets=at_targets,
     )  # fmt: skip
-    return z[0], noise
+    return z, noise
 
 
 def partial_sums(reader, X, y, w, *, attribution):

@@ -255,7 +255,34 @@ def test_threads_split_the_trees_without_changing_the_numbers(per_row):
     dense = reader.treeshap_rows(X)
     one = _kernels.Kernels(ens, 1).treeshap_terms(dense, leaves, residual, per_row)
     three = _kernels.Kernels(ens, 3)
-    per_thread = -(-_kernels.TREESHAP_PAIRS_PER_THREAD // len(X))
-    assert len(_kernels._blocks(ens.n_trees, 3, per_thread)) == 3  # 3 tree blocks
+    if per_row:  # threads split the rows: each row's sum made in tree order
+        assert len(_kernels._blocks(len(X), 3, 64)) == 3  # 3 row blocks
+    else:
+        per_thread = -(-_kernels.TREESHAP_PAIRS_PER_THREAD // len(X))
+        assert len(_kernels._blocks(ens.n_trees, 3, per_thread)) == 3  # 3 tree blocks
     got = three.treeshap_terms(dense, leaves, residual, per_row)
+    if per_row:  # the same numbers for any thread count (selector p-values)
+        np.testing.assert_array_equal(got, one)
     np.testing.assert_allclose(got, one, rtol=1e-12, atol=1e-12)
+
+
+def test_row_blocks_do_not_change_the_numbers(monkeypatch):
+    # Rows go to the kernels in blocks (scratch memory); a block size that
+    # splits the rows unevenly gives the same per-row values and sums.
+    X, y = make_data(n=900, p=6, seed=36)
+    model, _ = fit("reg:squarederror", X, y, n_estimators=8)
+    reader = read_model(model)
+    ens = reader.ensemble
+    kernels = _kernels.kernels_for(ens, 1)
+    leaves = reader.apply(X)
+    residual = np.random.default_rng(1).normal(size=(len(X), ens.n_trees))
+    dense = reader.treeshap_rows(X)
+
+    def both():
+        return [kernels.treeshap_terms(dense, leaves, residual, r) for r in (1, 0)]
+
+    whole = both()
+    monkeypatch.setattr(_kernels, "TREESHAP_ROW_BLOCK", 250)
+    blocked = both()
+    np.testing.assert_array_equal(blocked[0], whole[0])
+    np.testing.assert_allclose(blocked[1], whole[1], rtol=1e-12, atol=1e-12)
