@@ -168,17 +168,18 @@ def _goes_left(x, thr, missing_left, strict):
 
 @_jit
 def _dense(m, n, per_row):
-    """Whether a leaf of m distinct path features takes all 2^m patterns.
+    """Whether a leaf of m distinct path features indexes all 2^m patterns.
 
-    Per row, a table of all patterns costs about 2^m m² operations, against
-    n log n to sort the rows and m² per pattern that occurs; summed over
-    rows, folding the patterns costs about 2^m m, against the same sort.
+    Per row, a table of 2^m entries evaluated when first needed costs m² per
+    pattern that occurs, as sorting does, without the sort: it only needs the
+    memory (bounded by the caller). Summed over rows, folding the patterns
+    costs about 2^m m operations, against n log n to sort the rows.
     """
     if m > MAX_DENSE_FEATURES:
         return False
-    sort = max(n, 64) * max(math.log2(max(n, 2)), 1.0)
     if per_row:
-        return (1 << m) * m * m <= sort
+        return True
+    sort = max(n, 64) * max(math.log2(max(n, 2)), 1.0)
     return (1 << m) * m <= 4.0 * sort
 
 
@@ -223,6 +224,13 @@ def treeshap_terms(
     keys = np.empty(n, dtype=np.int64)
     sums = np.empty(channels)
     table_budget = max(MIN_TABLE_ENTRIES, TABLE_ENTRIES_PER_ROW * n)
+    n_features = out_rows.shape[2]
+    local_of = np.full(n_features, -1, dtype=np.int64)
+    local_feature = np.empty(n_features, dtype=np.int64)
+    row_phi = np.empty(n_features)
+    shapley = np.zeros((MAX_DENSE_FEATURES + 1, MAX_DENSE_FEATURES + 1))
+    for m in range(1, MAX_DENSE_FEATURES + 1):
+        shapley[m, :m] = _shapley_weights(m)
     for t in trees:
         lo, hi = offsets[t], offsets[t + 1]
         size = hi - lo
@@ -246,6 +254,7 @@ def treeshap_terms(
         path_unique = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
         uniq_feature = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
         uniq_zero = np.empty((n_leaves, max(depth, 1)))
+        uniq_local = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
         n_unique = np.zeros(n_leaves, dtype=np.int64)
         dense = np.zeros(n_leaves, dtype=np.bool_)
         node_bit = np.zeros(size, dtype=np.int64)
@@ -309,23 +318,21 @@ def treeshap_terms(
             table_start[j + 1] = table_start[j] + ((1 << m) * width if dense[j] else 0)
             j += 1
         table = np.empty(table_start[n_leaves] if per_row else 0)
+        # The tree's distinct features, numbered locally (per-row sums).
+        n_local = 0
         for j in range(n_leaves):
-            if not dense[j] or not per_row:
-                continue
-            m = n_unique[j]
-            weights = _shapley_weights(m)
-            for pattern in range(1 << m):
-                at = table_start[j] + pattern * m
-                _pattern_values(
-                    value[leaf_ids[j]],
-                    uniq_zero[j],
-                    m,
-                    pattern,
-                    weights,
-                    poly,
-                    quot,
-                    table[at : at + m],
-                )
+            for u in range(n_unique[j]):
+                f = uniq_feature[j, u]
+                if local_of[f] < 0:
+                    local_of[f] = n_local
+                    local_feature[n_local] = f
+                    n_local += 1
+                uniq_local[j, u] = local_of[f]
+        for q in range(n_local):
+            local_of[local_feature[q]] = -1  # clean for the next tree
+        # Per row, a table entry is evaluated when a row first needs it: the
+        # patterns that occur, not all 2^m (ready[at] once table[at:] holds it).
+        ready = np.zeros(table_start[n_leaves] if per_row else 0, dtype=np.bool_)
         # Summed over rows: residual sums per (channel, leaf, pattern).
         counts = np.zeros((channels, 0 if per_row else table_start[n_leaves]))
         # The nodes root first, each before its children.
@@ -368,6 +375,8 @@ def treeshap_terms(
                 return MISROUTED
             if n_sparse:
                 sides[i, :] = goes_left
+            if per_row:  # φ(x_i) of the tree, then once per channel
+                row_phi[:n_local] = 0.0
             for j in range(n_leaves):
                 m = n_unique[j]
                 if m == 0 or not dense[j]:
@@ -375,13 +384,22 @@ def treeshap_terms(
                 pattern = pat[leaf_ids[j] - lo] & ((np.int64(1) << m) - 1)
                 if per_row:
                     at = table_start[j] + pattern * m
-                    for c in range(channels):
-                        w = res[c, t, i]
-                        for u in range(m):
-                            out_rows[c, i, uniq_feature[j, u]] += w * table[at + u]
+                    if not ready[at]:
+                        _pattern_values(
+                            value[leaf_ids[j]], uniq_zero[j], m, pattern,
+                            shapley[m], poly, quot, table[at : at + m],
+                        )  # fmt: skip
+                        ready[at] = True
+                    for u in range(m):
+                        row_phi[uniq_local[j, u]] += table[at + u]
                 else:
                     for c in range(channels):
                         counts[c, table_start[j] + pattern] += res[c, t, i]
+            if per_row:
+                for c in range(channels):
+                    w = res[c, t, i]
+                    for q in range(n_local):
+                        out_rows[c, i, local_feature[q]] += w * row_phi[q]
         if not per_row:
             for j in range(n_leaves):
                 if not dense[j]:
