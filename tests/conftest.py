@@ -1,3 +1,5 @@
+import contextlib
+
 import numpy as np
 import pytest
 import xgboost as xgb
@@ -100,3 +102,19 @@ def client():
         distributed.Client(cluster) as c,
     ):
         yield c
+
+
+@contextlib.contextmanager
+def patterns_only(reader_type):
+    """Fail if the library's per-round TreeSHAP runs: the patterns must do it all.
+
+    A silent hand-over to ``reader_type.iteration_shap`` would give the same
+    numbers, so the tests of TreeSHAP by leaf patterns refuse it.
+    """
+
+    def refuse(self, X, rounds=None):
+        raise AssertionError("the library's TreeSHAP ran instead of the patterns")
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(reader_type, "iteration_shap", refuse)
+        yield

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xgboost as xgb
-from conftest import OBJECTIVES, fit, make_data
+from conftest import OBJECTIVES, fit, make_data, patterns_only
 from hypothesis import given
 from scipy import sparse
 from test_properties import SETTINGS, make_model, params
@@ -45,18 +45,6 @@ def _model(name, n=400, p=6):
     return model, X[n // 2 :], target
 
 
-@contextlib.contextmanager
-def _patterns_only():
-    """Fail if the booster's TreeSHAP runs: the pattern path must do it all."""
-
-    def refuse(self, X):
-        raise AssertionError("the booster's TreeSHAP ran instead of the patterns")
-
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(XGBoostReader, "iteration_shap", refuse)
-        yield
-
-
 def _reference(monkeypatch, fn):
     with monkeypatch.context() as m:
         m.setenv(_kernels.ENV_VAR, "numpy")
@@ -75,7 +63,7 @@ def test_scores_equal_the_booster_path(name, monkeypatch):
             tree_inner(model, X, y, attribution="treeshap", per_sample=True),
         )
 
-    with warnings.catch_warnings(), _patterns_only():
+    with warnings.catch_warnings(), patterns_only(XGBoostReader):
         warnings.simplefilter("error")  # no fallback warning: the rule routed right
         fast = run()
     reference = _reference(monkeypatch, run)
@@ -123,7 +111,7 @@ def test_missing_value_other_than_nan_and_pandas_input(monkeypatch):
     model2 = xgb.XGBRegressor(n_estimators=10, max_depth=3, n_jobs=1)
     model2.fit(frame, y[200:])
     for m, data in ((model, X[200:]), (model2, frame)):
-        with _patterns_only():
+        with patterns_only(XGBoostReader):
             fast = tree_inner(m, data, y[200:], attribution="treeshap", per_sample=True)
         ref = _reference(
             monkeypatch,
@@ -179,7 +167,7 @@ def test_paths_over_many_features_equal_xgboost_per_round():
             sizes.append(len(path))
     assert max(sizes) > 10  # leaves of the sorted route are there
     booster = model.get_booster()
-    with _patterns_only():
+    with patterns_only(XGBoostReader):
         for r in range(ens.n_iterations):
             own = booster[r : r + 1].predict(xgb.DMatrix(X), pred_contribs=True)
             residual = np.zeros((len(X), ens.n_trees))
@@ -223,7 +211,7 @@ def test_patterns_equal_the_booster_path_property(prm):
     def run():
         return tree_inner(booster, X, y, attribution="treeshap", per_iteration=True)
 
-    with _patterns_only():
+    with patterns_only(XGBoostReader):
         fast = run()
     with _numpy_kernel():
         reference = run()

@@ -7,12 +7,12 @@ are read into ``TreeEnsemble.split_rule``; every round's values must equal
 path's (``SKL_TREEINNER_KERNEL=numpy``), with the booster's TreeSHAP refused.
 """
 
-import contextlib
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import patterns_only
 
 from skl_treeinner import _kernels, tree_inner
 from skl_treeinner._readers import read_model
@@ -46,16 +46,6 @@ def _models():
     clean, y_clean = _data(nan=0.0, seed=1)
     model = lgb.LGBMRegressor(**params).fit(clean[:half], y_clean[:half])
     yield "nan-as-zero", model, X, y
-
-
-@contextlib.contextmanager
-def _patterns_only():
-    def refuse(self, X):
-        raise AssertionError("LightGBM's TreeSHAP ran instead of the patterns")
-
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(LightGBMReader, "iteration_shap", refuse)
-        yield
 
 
 @pytest.mark.parametrize("case", range(4))
@@ -93,7 +83,7 @@ def test_scores_equal_the_booster_path(case, monkeypatch):
             tree_inner(model, data, target, attribution="treeshap", per_sample=True),
         )
 
-    with warnings.catch_warnings(), _patterns_only():
+    with warnings.catch_warnings(), patterns_only(LightGBMReader):
         warnings.simplefilter("error")  # no hand-over warning: the rule routed right
         fast = run(rows)
         fast_frame = run(frame)
@@ -149,7 +139,7 @@ def test_deep_leaf_wise_trees_equal_lightgbm_without_its_treeshap():
     assert max(depth) > 10
     kernels = _kernels.kernels_for(ens, 1)
     leaves = reader.apply(rows)
-    with _patterns_only():
+    with patterns_only(LightGBMReader):
         for r in (0, 5, 11):
             own = model.booster_.predict(
                 rows, start_iteration=r, num_iteration=1, pred_contrib=True

@@ -10,11 +10,10 @@ per-round TreeSHAP (shap's TreeExplainer, CatBoost's ``ShapValues``) with the
 booster path refused while ours runs, and the scores the numpy path's.
 """
 
-import contextlib
-
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import patterns_only
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.ensemble import (
@@ -75,16 +74,6 @@ def _model(library, kind, seed=0, depth=4, n_trees=6):
     return model.fit(X[:half], y[:half]), X[half:], y[half:]
 
 
-@contextlib.contextmanager
-def _patterns_only(reader_type):
-    def refuse(self, X, rounds=None):
-        raise AssertionError("the library's TreeSHAP ran instead of the patterns")
-
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(reader_type, "iteration_shap", refuse)
-        yield
-
-
 def _assert_rounds_equal_the_librarys(model, X, atol=1e-9):
     reader = read_model(model)
     ens = reader.ensemble
@@ -92,7 +81,7 @@ def _assert_rounds_equal_the_librarys(model, X, atol=1e-9):
     leaves = reader.apply(X)
     own = dict(reader.iteration_shap(X))  # the library's own, per round
     scale = max(np.abs(v).max() for v in own.values())
-    with _patterns_only(type(reader)):
+    with patterns_only(type(reader)):
         for r, phi in own.items():
             for k in range(ens.n_outputs):
                 residual = np.zeros((len(X), ens.n_trees))
@@ -119,7 +108,7 @@ def test_scores_equal_the_booster_path(library, monkeypatch):
         with monkeypatch.context() as m:
             m.setenv(_kernels.ENV_VAR, "numpy")
             ref = tree_inner(model, X, y, attribution="treeshap", **kwargs)
-        with _patterns_only(reader_type):
+        with patterns_only(reader_type):
             got = tree_inner(model, X, y, attribution="treeshap", **kwargs)
         np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
 
