@@ -228,9 +228,11 @@ def treeshap_terms(
     local_of = np.full(n_features, -1, dtype=np.int64)
     local_feature = np.empty(n_features, dtype=np.int64)
     row_phi = np.empty(n_features)
+    # W(s, m) and the fold's scratch of every leaf that takes all its patterns.
     shapley = np.zeros((MAX_DENSE_FEATURES + 1, MAX_DENSE_FEATURES + 1))
     for m in range(1, MAX_DENSE_FEATURES + 1):
         shapley[m, :m] = _shapley_weights(m)
+    fold_work = np.empty((1 << (MAX_DENSE_FEATURES - 1), MAX_DENSE_FEATURES + 1))
     for t in trees:
         lo, hi = offsets[t], offsets[t + 1]
         size = hi - lo
@@ -405,13 +407,11 @@ def treeshap_terms(
                 if not dense[j]:
                     continue
                 m = n_unique[j]
-                weights = _shapley_weights(m)
-                work = np.empty((max(1 << (m - 1), 1), m + 1))
                 at = table_start[j]
                 for c in range(channels):
                     _fold_values(
-                        counts[c, at : at + (1 << m)], uniq_zero[j], m, weights,
-                        value[leaf_ids[j]], work, vals,
+                        counts[c, at : at + (1 << m)], uniq_zero[j], m, shapley[m],
+                        value[leaf_ids[j]], fold_work, vals,
                     )  # fmt: skip
                     for u in range(m):
                         out_rounds[c, r, uniq_feature[j, u]] += vals[u]

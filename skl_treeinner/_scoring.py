@@ -37,7 +37,6 @@ __all__ = [
     "has_row_noise",
     "row_noise",
     "row_noise_sums",
-    "row_terms_of",
     "terms_and_noise",
     "treeshap_terms_of",
     "row_terms",
@@ -328,19 +327,9 @@ def row_terms(reader, X, n, y, w, *, attribution, verbose=0):
     ``tree_inner(..., per_sample=True)`` of rows that passed ``reader.rows``,
     with either attribution; the column sums are the scores (Eq. 21).
     """
-    return row_terms_of(reader, X, n, [y], w, attribution=attribution, verbose=verbose)[
-        0
-    ]
-
-
-def row_terms_of(reader, X, n, ys, w, *, attribution, verbose=0) -> list:
-    """:func:`row_terms` of several targets (TreeSHAP: one shared pass)."""
     if attribution == "treeshap":
-        return treeshap_terms_of(reader, X, ys, w, per_sample=True, verbose=verbose)
-    return [
-        predecomp_row_terms(reader, X, n, y, w, verbose=verbose if j == 0 else 0)
-        for j, y in enumerate(ys)
-    ]
+        return treeshap_terms(reader, X, y, w, per_sample=True, verbose=verbose)
+    return predecomp_row_terms(reader, X, n, y, w, verbose=verbose)
 
 
 def terms_and_noise(reader, X, n, y, w, *, attribution, sums, verbose=0):
@@ -355,17 +344,15 @@ def terms_and_noise(reader, X, n, y, w, *, attribution, sums, verbose=0):
     objective = reader.ensemble.objective
     if attribution == "treeshap" and objective.affine_in_target:
         y1 = np.asarray(y, dtype=np.float64) + 1.0
-        z, at_y1 = row_terms_of(
-            reader, X, n, [y, y1], w, attribution=attribution, verbose=verbose
+        z, at_y1 = treeshap_terms_of(
+            reader, X, [y, y1], w, per_sample=True, verbose=verbose
         )
-        at_targets = [at_y1]
     else:
         z = row_terms(reader, X, n, y, w, attribution=attribution, verbose=verbose)
-        at_targets = None
+        at_y1 = None
     noise = row_noise_sums(
-        reader, X, n, y, w, attribution=attribution, terms=z, sums=sums,
-        at_targets=at_targets,
-    )  # fmt: skip
+        reader, X, n, y, w, attribution=attribution, terms=z, sums=sums, at_y1=at_y1
+    )
     return z, noise
 
 
@@ -469,11 +456,11 @@ def row_noise(reader, X, n, y, w, *, attribution, terms):
     )[0]
 
 
-def row_noise_sums(reader, X, n, y, w, *, attribution, terms, sums, at_targets=None):
+def row_noise_sums(reader, X, n, y, w, *, attribution, terms, sums, at_y1=None):
     """:func:`row_noise` of sums of columns, one per entry of ``sums``.
 
-    ``at_targets``: the row terms at y + 1 (affine losses) or at each class
-    label, where the caller has them (:func:`terms_and_noise`).
+    ``at_y1``: the row terms at y + 1 of an affine loss, where the caller
+    has them (:func:`terms_and_noise`).
 
     Each entry is None (the columns themselves) or a
     :class:`~skl_treeinner._feature_groups.ColumnSums` (a pipeline's output
@@ -497,9 +484,9 @@ def row_noise_sums(reader, X, n, y, w, *, attribution, terms, sums, at_targets=N
 
     if objective.affine_in_target:
         y = np.asarray(y, dtype=np.float64)
-        if at_targets is None:
-            at_targets = [row_terms(reader, X, n, y + 1.0, w, attribution=attribution)]
-        slope = at_targets[0] - terms
+        if at_y1 is None:
+            at_y1 = row_terms(reader, X, n, y + 1.0, w, attribution=attribution)
+        slope = at_y1 - terms
         mean = objective.mean(final_margins(reader, X, n))
         var = objective.variance(mean)
         return [
@@ -511,10 +498,7 @@ def row_noise_sums(reader, X, n, y, w, *, attribution, terms, sums, at_targets=N
     second = [0.0] * len(sums)
     for c in range(prob.shape[1]):
         label = np.full(n, c, dtype=np.asarray(y).dtype)
-        if at_targets is None:
-            z = row_terms(reader, X, n, label, w, attribution=attribution)
-        else:
-            z = at_targets[c]
+        z = row_terms(reader, X, n, label, w, attribution=attribution)
         for j, into in enumerate(sums):
             zj = summed(z, into)
             first[j] = first[j] + prob[:, c, None] * zj**2
