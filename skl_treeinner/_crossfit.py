@@ -1,7 +1,7 @@
 """Cross-fitting in memory: fit the booster on each split's rows, score the rest.
 
 The in-memory engine describes the work once, as a
-:class:`~skl_treeinner._plan.CrossFitPlan` (the booster, the rows, the fit
+:class:`~skl_treeinner._plan.FitSetup` (the booster, the rows, the fit
 parameters with metadata routing already resolved) and one
 :class:`~skl_treeinner._splits.SplitJob` per split (which rows fit, which stop
 early, which are scored); :func:`run_splits` runs the jobs, in parallel if
@@ -25,10 +25,10 @@ from threadpoolctl import threadpool_limits
 
 from . import _threads
 from ._pipeline_columns import input_columns
-from ._plan import CrossFitPlan, final_step
+from ._plan import FitSetup, final_step
 from ._progress import progress, write_line
 from ._readers import read_model, reader_class
-from ._refit_curve import Decoded, score_refit
+from ._refit_curve import Decoded, score_intercept, score_refit
 from ._scoring import gradient_ratio, terms_and_noise
 from ._splits import SplitJob
 from ._threads import plan_threads
@@ -44,17 +44,17 @@ __all__ = [
 ]
 
 
-def _fit(est, plan: CrossFitPlan, job: SplitJob) -> None:
+def _fit(est, setup: FitSetup, job: SplitJob) -> None:
     """Fit ``est`` on the job's training rows, stopping early on its own rows."""
-    X, y = plan.X, plan.y
+    X, y = setup.X, setup.y
     X_fit, y_fit = _safe_indexing(X, job.train), y[job.train]
-    params = _check_method_params(X, plan.fit_params, job.train)
+    params = _check_method_params(X, setup.fit_params, job.train)
     if job.es_rows is None:
         est.fit(X_fit, y_fit, **params)
         return
     rows = job.es_rows
     X_es, y_es = _safe_indexing(X, rows), y[rows]
-    w_all = plan.fit_params.get(plan.weight_key)
+    w_all = setup.fit_params.get(setup.weight_key)
     w_es = None if w_all is None else np.asarray(w_all)[rows]
     final = est
     if isinstance(est, Pipeline):
@@ -62,7 +62,7 @@ def _fit(est, plan: CrossFitPlan, job: SplitJob) -> None:
         # early-stopping rows, which Pipeline.fit cannot do.
         per_step = {
             name: _check_method_params(X, step_params, job.train)
-            for name, step_params in plan.step_params.items()
+            for name, step_params in setup.step_params.items()
         }
         for name, step in est.steps[:-1]:
             if step is None or step == "passthrough":
@@ -70,7 +70,7 @@ def _fit(est, plan: CrossFitPlan, job: SplitJob) -> None:
             X_fit = step.fit_transform(X_fit, y_fit, **per_step.get(name, {}))
             X_es = step.transform(X_es)
         final, params = est.steps[-1][1], per_step[est.steps[-1][0]]
-    es_params = plan.es_reader.early_stopping_fit_params(
+    es_params = setup.es_reader.early_stopping_fit_params(
         final, X_es, y_es, sample_weight=w_es, fit_params=params
     )
     final.fit(X_fit, y_fit, **params, **es_params)
@@ -178,7 +178,7 @@ DIVERGED_RATIO = 1.01
 CONVERGENCE_ROWS = 2000
 
 
-def check_converged(est, plan: CrossFitPlan, job: SplitJob) -> None:
+def check_converged(est, setup: FitSetup, job: SplitJob) -> None:
     """Refuse a booster worse on its own training rows than its intercept alone.
 
     Boosting brings the training rows' gradients down; where Σ w g² at the
@@ -200,12 +200,12 @@ def check_converged(est, plan: CrossFitPlan, job: SplitJob) -> None:
     rows = job.train
     if rows.size > CONVERGENCE_ROWS:  # evenly spread: the ratio, not every row
         rows = rows[np.linspace(0, rows.size - 1, CONVERGENCE_ROWS).astype(np.int64)]
-    X_fit = _safe_indexing(plan.X, rows)
+    X_fit = _safe_indexing(setup.X, rows)
     if isinstance(est, Pipeline) and len(est.steps) > 1:
         X_fit = est[:-1].transform(X_fit)
-    w_all = plan.fit_params.get(plan.weight_key)
+    w_all = setup.fit_params.get(setup.weight_key)
     w_fit = None if w_all is None else np.asarray(w_all)[rows]
-    X_r, n, y_r, w_r = reader.rows(X_fit, plan.y[rows], w_fit)
+    X_r, n, y_r, w_r = reader.rows(X_fit, setup.y[rows], w_fit)
     ratio = gradient_ratio(reader, X_r, n, y_r, w_r)
     if ratio > DIVERGED_RATIO:
         raise ValueError(
@@ -217,39 +217,39 @@ def check_converged(est, plan: CrossFitPlan, job: SplitJob) -> None:
         )
 
 
-def fit_and_score(plan: CrossFitPlan, job: SplitJob):
+def fit_and_score(setup: FitSetup, job: SplitJob):
     """Fit a clone on one split's training rows and score its held-out rows.
 
     Returns the split's index, the fitted clone, its :class:`Scored` held-out
     rows and the seconds it took.
     """
     start = time.perf_counter()
-    est = clone_estimator(plan.estimator)
+    est = clone_estimator(setup.estimator)
     if final_step(est) is est:  # X reaches the booster as given
-        reader_class(est).prepare_estimator(est, plan.X)
-    if plan.threads is not None:
-        _set_threads(est, plan.threads)
-    w_test = None if plan.sample_weight is None else plan.sample_weight[job.test]
+        reader_class(est).prepare_estimator(est, setup.X)
+    if setup.threads is not None:
+        _set_threads(est, setup.threads)
+    w_test = None if setup.sample_weight is None else setup.sample_weight[job.test]
     # OpenMP's limit is per thread; BLAS's is per process and is set once by
     # run_splits (splits may run in threads here).
-    with threadpool_limits(limits=plan.threads, user_api="openmp"):
-        _fit(est, plan, job)
-        check_converged(est, plan, job)
+    with threadpool_limits(limits=setup.threads, user_api="openmp"):
+        _fit(est, setup, job)
+        check_converged(est, setup, job)
         scored = score_features(
             est,
-            _safe_indexing(plan.X, job.test),
-            plan.y[job.test],
+            _safe_indexing(setup.X, job.test),
+            setup.y[job.test],
             sample_weight=w_test,
-            attribution=plan.attribution,
-            n_features_in=plan.n_features_in,
-            feature_names_in=plan.feature_names_in,
-            feature_groups=plan.feature_groups,
-            verbose=plan.verbose,
+            attribution=setup.attribution,
+            n_features_in=setup.n_features_in,
+            feature_names_in=setup.feature_names_in,
+            feature_groups=setup.feature_groups,
+            verbose=setup.verbose,
         )
     return job.index, est, scored, time.perf_counter() - start
 
 
-def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
+def run_splits(setup: FitSetup, jobs, *, n_jobs, verbose, name):
     """Fit and score every split, in parallel if asked; results in split order.
 
     Returns the fitted estimators and, per split, its :class:`Scored`
@@ -257,19 +257,19 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
     and their target noise).
     ``name`` prefixes the progress bar and lines (the selector's class name).
     """
-    final = final_step(plan.estimator)
+    final = final_step(setup.estimator)
     threads = plan_threads(
         len(jobs),
         n_jobs,
         threads_change_results=reader_class(final).threads_change_results(final),
     )
     n_workers = threads.workers
-    plan = dataclasses.replace(
-        plan,
+    setup = dataclasses.replace(
+        setup,
         threads=threads.booster_threads,
         verbose=(
             verbose
-            if verbose > 1 and plan.attribution == "treeshap" and n_workers == 1
+            if verbose > 1 and setup.attribution == "treeshap" and n_workers == 1
             else 0
         ),
     )
@@ -281,8 +281,8 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
         return_as="generator_unordered" if n_workers > 1 else "generator",
     )
     # BLAS's thread limit is per process: set once here, not in the threads.
-    with threadpool_limits(limits=plan.threads, user_api="blas"):
-        results = parallel(delayed(fit_and_score)(plan, job) for job in jobs)
+    with threadpool_limits(limits=setup.threads, user_api="blas"):
+        results = parallel(delayed(fit_and_score)(setup, job) for job in jobs)
         bar = progress(
             results,
             total=len(jobs),
@@ -310,7 +310,7 @@ def run_splits(plan: CrossFitPlan, jobs, *, n_jobs, verbose, name):
     return estimators, scored
 
 
-def refit_and_score(plan: CrossFitPlan, job: SplitJob, columns, scoring):
+def refit_and_score(setup: FitSetup, job: SplitJob, columns, scoring):
     """Refit a clone on the job's training rows with ``columns`` only; score its test.
 
     The refit curve's step (:mod:`skl_treeinner._refit_curve`): early
@@ -321,7 +321,7 @@ def refit_and_score(plan: CrossFitPlan, job: SplitJob, columns, scoring):
     Returns the held-out score.
     """
     labels = scoring.labels
-    y, w = plan.y, plan.sample_weight
+    y, w = setup.y, setup.sample_weight
     y_test = y[job.test] if labels is None else labels[y[job.test]]
     w_test = None if w is None else w[job.test]
     if len(columns) == 0:
@@ -329,24 +329,21 @@ def refit_and_score(plan: CrossFitPlan, job: SplitJob, columns, scoring):
         if job.es_rows is not None:
             rows = np.concatenate([rows, job.es_rows])
         y_rows = y[rows] if labels is None else labels[y[rows]]
-        dummy = clone(scoring.dummy).fit(
-            np.zeros((rows.size, 1)), y_rows, None if w is None else w[rows]
-        )
-        zeros = np.zeros((job.test.size, 1))
-        return score_refit(scoring.scorer, dummy, zeros, y_test, w_test)
+        w_rows = None if w is None else w[rows]
+        return score_intercept(scoring, y_rows, w_rows, y_test, w_test)
     sub = dataclasses.replace(
-        plan,
-        X=_safe_indexing(plan.X, columns, axis=1),
+        setup,
+        X=_safe_indexing(setup.X, columns, axis=1),
         n_features_in=len(columns),
         feature_names_in=None,
-        fit_params=_subset_fit_params(plan, columns),
+        fit_params=_subset_fit_params(setup, columns),
     )
-    est = clone_estimator(plan.estimator)
+    est = clone_estimator(setup.estimator)
     if final_step(est) is est:
         reader_class(est).prepare_estimator(est, sub.X)
-    if plan.threads is not None:
-        _set_threads(est, plan.threads)
-    with threadpool_limits(limits=plan.threads, user_api="openmp"):
+    if setup.threads is not None:
+        _set_threads(est, setup.threads)
+    with threadpool_limits(limits=setup.threads, user_api="openmp"):
         try:
             _fit(est, sub, job)
         except Exception as e:
@@ -363,17 +360,17 @@ def refit_and_score(plan: CrossFitPlan, job: SplitJob, columns, scoring):
         return score_refit(scoring.scorer, model, X_test, y_test, w_test)
 
 
-def _subset_fit_params(plan: CrossFitPlan, columns):
+def _subset_fit_params(setup: FitSetup, columns):
     """Return the fit parameters for a refit on ``columns`` of X only.
 
     A user's evaluation sets are cut to the columns; LightGBM's
     ``categorical_feature`` keeps the kept columns, by name or by their
     new positions.
     """
-    params = dict(plan.fit_params)
+    params = dict(setup.fit_params)
     cats = params.get("categorical_feature")
     if cats is not None and not isinstance(cats, str):  # "auto" follows dtypes
-        names = plan.feature_names_in
+        names = setup.feature_names_in
         kept = set() if names is None else {str(n) for n in np.asarray(names)[columns]}
         position = {int(c): i for i, c in enumerate(columns)}
         cut = []
@@ -400,24 +397,24 @@ def _subset_fit_params(plan: CrossFitPlan, columns):
     return params
 
 
-def run_refits(plan: CrossFitPlan, tasks, *, n_jobs, verbose, name):
+def run_refits(setup: FitSetup, tasks, *, n_jobs, verbose, name):
     """Run :func:`refit_and_score` on ``(job, columns, scoring)`` tasks, in order.
 
-    In parallel as :func:`run_splits` runs the splits (the same plan of
+    In parallel as :func:`run_splits` runs the splits (the same setup of
     workers and booster threads, over the tasks).
     """
-    final = final_step(plan.estimator)
+    final = final_step(setup.estimator)
     threads = plan_threads(
         len(tasks),
         n_jobs,
         threads_change_results=reader_class(final).threads_change_results(final),
     )
-    plan = dataclasses.replace(plan, threads=threads.booster_threads, verbose=0)
+    setup = dataclasses.replace(setup, threads=threads.booster_threads, verbose=0)
     parallel = Parallel(
         n_jobs=threads.workers, prefer=threads.prefer, return_as="generator"
     )
-    with threadpool_limits(limits=plan.threads, user_api="blas"):
-        calls = (delayed(refit_and_score)(plan, *task) for task in tasks)
+    with threadpool_limits(limits=setup.threads, user_api="blas"):
+        calls = (delayed(refit_and_score)(setup, *task) for task in tasks)
         bar = progress(
             parallel(calls),
             total=len(tasks),

@@ -37,6 +37,7 @@ import warnings
 import numpy as np
 from scipy import stats
 
+from ._validation import user_stacklevel
 from .exceptions import DependentRowsWarning
 
 __all__ = [
@@ -385,7 +386,7 @@ def _names(X, positions):
     )
 
 
-def check_dependent_rows(X, y, splits, *, classifier, grouped, what, stacklevel=5):
+def check_dependent_rows(X, y, splits, *, classifier, grouped, what):
     """Warn when rows look ordered or grouped and the splits ignore it.
 
     Parameters
@@ -439,7 +440,7 @@ def check_dependent_rows(X, y, splits, *, classifier, grouped, what, stacklevel=
                 "rows come from the same entities, ignore this warning."
             )
     for message in messages:
-        warnings.warn(message, DependentRowsWarning, stacklevel=stacklevel)
+        warnings.warn(message, DependentRowsWarning, stacklevel=user_stacklevel())
     return messages
 
 
@@ -461,7 +462,7 @@ def _order_message(y, classifier, folds, fix):
     )
 
 
-def check_ordered_target(y, *, classifier, folds, fix, stacklevel=4):
+def check_ordered_target(y, *, classifier, folds, fix):
     """Warn when ``y`` in row order looks ordered (the order check alone).
 
     For engines that see only a run of the rows' targets (the Dask engine
@@ -473,7 +474,7 @@ def check_ordered_target(y, *, classifier, folds, fix, stacklevel=4):
         return None
     message = _order_message(y, classifier, folds, fix)
     if message:
-        warnings.warn(message, DependentRowsWarning, stacklevel=stacklevel)
+        warnings.warn(message, DependentRowsWarning, stacklevel=user_stacklevel())
     return message
 
 

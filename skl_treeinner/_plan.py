@@ -6,7 +6,7 @@ data, the booster to fit, the seeds. The helpers below resolve what every
 engine needs to fit a booster: the booster itself (:func:`resolve_estimator`),
 which step of a Pipeline it is, whether it is a classifier and supported, what
 an int ``cv`` stands for, and its fit parameters with metadata routing resolved
-(:func:`make_cross_fit_plan`). Library knowledge (how a booster is told to stop
+(:func:`make_fit_setup`). Library knowledge (how a booster is told to stop
 early) comes from the reader registry, never from here.
 """
 
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.base import is_classifier as sklearn_is_classifier
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import (
     GroupKFold,
     KFold,
@@ -25,7 +26,8 @@ from sklearn.model_selection import (
 )
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
-from sklearn.utils.metadata_routing import _routing_enabled, process_routing
+from sklearn.utils.metadata_routing import process_routing
+from sklearn.utils.validation import check_is_fitted
 
 from ._cutoff import resolve_max_features
 from ._feature_groups import resolve_feature_groups
@@ -37,14 +39,16 @@ __all__ = [
     "EARLY_STOPPING_FRACTION",
     "MIN_SCORING_ROWS",
     "MIN_SPLIT_ROWS",
-    "CrossFitPlan",
+    "FitSetup",
     "SelectionPlan",
+    "check_prefit",
     "check_supported",
     "early_stopping_reader",
     "final_step",
     "int_splitter",
     "is_classifier",
-    "make_cross_fit_plan",
+    "make_fit_setup",
+    "route_fit_metadata",
     "pipeline_step_params",
     "resolve_estimator",
     "selection_seeds",
@@ -69,7 +73,7 @@ MIN_SPLIT_ROWS = 2
 
 
 @dataclass(frozen=True)
-class CrossFitPlan:
+class FitSetup:
     """What every split shares: the booster, the rows, and how to fit and score."""
 
     #: The unfitted booster (or Pipeline ending in one), cloned per split.
@@ -107,13 +111,12 @@ class CrossFitPlan:
 class SelectionPlan:
     """What :meth:`TreeInnerSelector.fit` decides once and hands to an engine.
 
-    The engine checks the data its own way, fits and scores the splits and
-    returns the fitted statistics, which the selector stores.
+    Plain values only: the data untouched, the selector's settings resolved,
+    the seeds. The engine checks the data its own way and supplies the hooks
+    of the one selection flow (:mod:`skl_treeinner._engines._flow`), which
+    returns the fitted statistics; the selector stores them.
     """
 
-    #: The selector being fitted: its parameters (``cv``, ``attribution``,
-    #: ``prefit``, ...); scikit-learn's checks set ``n_features_in_`` on it.
-    selector: object
     #: The data and metadata given to ``fit``, untouched.
     X: object
     y: object
@@ -129,11 +132,33 @@ class SelectionPlan:
     booster_seed: int
     #: Draws one seed per split (its early-stopping rows), after those two.
     rng: np.random.RandomState
+    #: The selector's class name, for messages and progress bars.
+    name: str = "TreeInnerSelector"
+    #: The selector's parameters that the fit reads, as given.
+    cv: object = 5
+    validation_fraction: float = 0.5
+    attribution: str = "predecomp"
+    prefit: bool = False
+    feature_groups: dict | None = None
+    max_features: object = None
+    scoring: object = None
+    n_jobs: int | None = None
+    verbose: int = 0
+    #: With metadata routing enabled: ``(booster's fit parameters, the
+    #: splitter's parameters)``, routed once from what ``fit`` was given;
+    #: ``None`` without routing (the checked weights then reach the booster).
+    routed: tuple[dict, dict] | None = None
     #: With ``max_features="best"``/``"1se"``: ``candidates(fitted)``, the
     #: units (features, or feature groups) that pass the selector's cut-off
     #: on one split's fitted statistics, best first (the refit curve's
-    #: ranking, :mod:`skl_treeinner._refit_curve`); else ``None``.
+    #: ranking, :mod:`skl_treeinner._refit_curve`); a pure function of those
+    #: values. Else ``None``.
     candidates: object = None
+
+    @property
+    def curve(self) -> bool:
+        """Whether the fit computes the refit curve (``cv_results_``)."""
+        return self.candidates is not None
 
 
 # -- what to fit -------------------------------------------------------------------
@@ -193,6 +218,29 @@ def check_supported(estimator):
     return final
 
 
+def check_prefit(name, n_features_in, base) -> None:
+    """Check that a prefit ``base`` can be scored by the selector ``name`` on X.
+
+    ``n_features_in``: the number of X's columns.
+    """
+    try:
+        check_is_fitted(base)
+    except NotFittedError as e:
+        raise NotFittedError(
+            f"prefit=True, but the {type(base).__name__} is not fitted. Fit "
+            "it first on rows other than those you pass to "
+            f"{name}.fit (TreeInner must score held-out rows), "
+            "or set prefit=False to let the selector fit it."
+        ) from e
+    n_in = getattr(base, "n_features_in_", None)
+    if n_in is not None and n_in != n_features_in:
+        raise ValueError(
+            f"The prefit {type(base).__name__} was trained on {n_in} features, "
+            f"but X has {n_features_in}. Pass the columns it was trained "
+            "on, in the same order."
+        )
+
+
 def weight_key_of(estimator, routing: bool) -> str:
     """Name the fit parameter under which the booster gets sample weights."""
     if isinstance(estimator, Pipeline) and not routing:
@@ -230,37 +278,33 @@ def pipeline_step_params(pipe, params, routing: bool) -> dict:
     return per_step
 
 
-def make_cross_fit_plan(
-    selector,
+def make_fit_setup(
+    plan: SelectionPlan,
     base,
     X,
     y,
     weight,
     *,
-    sample_weight,
-    groups,
-    fit_params,
+    n_features_in,
+    feature_names_in,
+    groups=None,
     feature_groups=None,
 ):
-    """Resolve metadata routing once: the cross-fitting plan and split params.
+    """Return what every split shares (:class:`FitSetup`) and the splitter's params.
 
-    ``selector`` is the fitting TreeInnerSelector (its ``cv``, ``attribution``,
-    input features and metadata requests); ``feature_groups`` the resolved
-    groups whose sums every split also scores, or None.
+    ``weight`` is the checked weights (the booster gets them without
+    metadata routing; with it, ``plan.routed`` says what reaches the
+    booster and the splitter); ``groups`` the row groups the splitter takes
+    without routing; ``feature_groups`` the resolved groups whose sums
+    every split also scores, or None.
     """
-    routing = _routing_enabled()
+    routing = plan.routed is not None
     weight_key = weight_key_of(base, routing)
-    # ``weight`` is the checked array; routing receives what the user gave.
     if routing:
-        params = dict(fit_params)
-        if groups is not None and selector.cv is not None:
-            params["groups"] = groups
-        routed = process_routing(selector, "fit", sample_weight=sample_weight, **params)
-        booster_params = dict(routed.estimator.fit)
-        split_params = dict(routed.splitter.split) if selector.cv else {}
+        booster_params, split_params = (dict(part) for part in plan.routed)
     else:
-        booster_params = dict(fit_params)
-        if sample_weight is not None:
+        booster_params = dict(plan.fit_params)
+        if plan.sample_weight is not None:
             booster_params[weight_key] = weight
         split_params = {} if groups is None else {"groups": groups}
     final = final_step(base)
@@ -270,7 +314,7 @@ def make_cross_fit_plan(
     step_params = None
     if early_stopping is not None and final is not base:
         step_params = pipeline_step_params(base, booster_params, routing)
-    plan = CrossFitPlan(
+    setup = FitSetup(
         estimator=base,
         X=X,
         y=y,
@@ -279,12 +323,25 @@ def make_cross_fit_plan(
         weight_key=weight_key,
         es_reader=early_stopping,
         step_params=step_params,
-        attribution=selector.attribution,
-        n_features_in=selector.n_features_in_,
-        feature_names_in=getattr(selector, "feature_names_in_", None),
+        attribution=plan.attribution,
+        n_features_in=n_features_in,
+        feature_names_in=feature_names_in,
         feature_groups=feature_groups,
     )
-    return plan, split_params
+    return setup, split_params
+
+
+def route_fit_metadata(router, *, cv, sample_weight, groups, fit_params):
+    """Route ``fit``'s metadata once: ``(booster's params, splitter's params)``.
+
+    ``router`` is the selector's ``get_metadata_routing()``; ``groups`` go
+    to the splitter when there is one (``cv`` not None).
+    """
+    params = dict(fit_params)
+    if groups is not None and cv is not None:
+        params["groups"] = groups
+    routed = process_routing(router, "fit", sample_weight=sample_weight, **params)
+    return dict(routed.estimator.fit), dict(routed.splitter.split) if cv else {}
 
 
 def selection_seeds(random_state):
@@ -313,19 +370,17 @@ def int_splitter(k, classifier, *, grouped, seed=None):
     return cls(k, shuffle=True, random_state=seed)
 
 
-def resolve_groups(selector):
-    """Return the selector's ``feature_groups`` over its fitted columns, or None.
+def resolve_groups(plan: SelectionPlan, n_features_in, feature_names_in):
+    """Return the plan's ``feature_groups`` over X's columns, or None.
 
-    Called by every engine once ``n_features_in_`` (and the names) are set,
-    before any fit: bad groups, and an int ``max_features`` above the number
-    of groups it then counts, fail there.
+    Called by the selection flow once X's columns are known, before any
+    fit: bad groups, and an int ``max_features`` above the number of
+    groups it then counts, fail there.
     """
     groups = resolve_feature_groups(
-        selector.feature_groups,
-        selector.n_features_in_,
-        getattr(selector, "feature_names_in_", None),
+        plan.feature_groups, n_features_in, feature_names_in
     )
-    count = selector.max_features
+    count = plan.max_features
     if groups is not None and count is not None and not callable(count):
         resolve_max_features(count, groups.n_groups, unit="feature groups")
     return groups

@@ -41,6 +41,7 @@ __all__ = [
     "curve_results",
     "curve_rows",
     "format_curve",
+    "score_intercept",
     "score_refit",
     "scoring_name",
     "k_grid",
@@ -253,6 +254,20 @@ def check_refit_settings(booster) -> None:
                 "a pandas 'category' dtype), or choose k yourself "
                 "(max_features=int)."
             )
+
+
+def score_intercept(scoring, y_train, w_train, y_test, w_test) -> float:
+    """Score the model of no feature (k = 0) on held-out rows.
+
+    ``scoring.dummy`` (the prior of the classes, or the mean) is fitted on
+    a split's training rows ``y_train`` (weights ``w_train``) and scored
+    on its held-out rows; targets in the user's class labels.
+    """
+    from sklearn.base import clone
+
+    dummy = clone(scoring.dummy).fit(np.zeros((y_train.size, 1)), y_train, w_train)
+    zeros = np.zeros((y_test.size, 1))
+    return score_refit(scoring.scorer, dummy, zeros, y_test, w_test)
 
 
 def score_refit(scorer, model, X, y, sample_weight=None) -> float:

@@ -14,17 +14,17 @@ return themselves.
 
 from __future__ import annotations
 
-import copy
 import functools
 
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.metadata_routing import _routing_enabled
 from sklearn.utils.validation import check_is_fitted
 
 from . import _cutoff, _feature_groups, _refit_curve
 from ._engines import engine_for
-from ._plan import SelectionPlan, final_step, selection_seeds
+from ._plan import SelectionPlan, final_step, route_fit_metadata, selection_seeds
 
 __all__ = ["SelectionMixin", "curve_candidates"]
 
@@ -36,42 +36,35 @@ def _cutoff_units(selector, groups):
     return groups.n_groups, "feature groups"
 
 
-def curve_candidates(selector, fitted) -> np.ndarray:
+def curve_candidates(threshold, fitted) -> np.ndarray:
     """Return the units passing the cut-off on one split's statistics, best first.
 
-    ``fitted`` holds the statistics of one inner split (``scores_``,
-    ``scores_se_``, ``pvalues_`` and, with feature groups, the groups'); the
-    cut-off is ``selector``'s ``threshold`` alone (on the groups' scores
-    with feature groups): ``alpha`` applies to the selection on all rows,
-    of which the curve's k best are kept. Returns column indices, or
-    group indices with feature groups, ordered by score (ties by position).
-    The refit curve (:mod:`~skl_treeinner._refit_curve`) refits the top k.
+    ``fitted`` holds the statistics of one inner split (``scores_`` and,
+    with feature groups, ``group_scores_``); the cut-off is the selector's
+    ``threshold`` alone (on the groups' scores with feature groups): a test
+    on the inner half (about 40 % of the rows) passes fewer features than
+    the test on all rows, which would cut the curve short, so ``alpha``
+    applies to the final selection instead, of which the curve's k best are
+    kept. Returns column indices, or group indices with feature groups,
+    ordered by score (ties by position). The refit curve
+    (:mod:`~skl_treeinner._refit_curve`) refits the top k.
     """
-    # A shallow copy, not clone: CatBoost's list parameters break clone
-    # (catboost #3078), and the probe only reads the cut-off's parameters.
-    probe = copy.copy(selector)
-    # The threshold only: a test on the inner half (about 40 % of the rows)
-    # passes fewer features than the test on all rows, which cut the curve
-    # short; the test's alpha applies to the final selection instead.
-    probe.max_features, probe.alpha = None, None
-    for name, value in fitted.items():
-        setattr(probe, name, value)
-    if "_feature_groups" in fitted:
-        keep, scores = probe.group_support_, probe.group_scores_
-    else:
-        keep, scores = probe.support_, probe.scores_
+    scores = np.asarray(fitted.get("group_scores_", fitted["scores_"]))
+    keep = _cutoff.select(scores, _cutoff.threshold_value(scores, threshold), None)
     kept = np.flatnonzero(keep)
-    return kept[np.argsort(-np.asarray(scores)[kept], kind="mergesort")]
+    return kept[np.argsort(-scores[kept], kind="mergesort")]
 
 
 class SelectionMixin:
     """Derived selection and engine-run ``transform`` of a fitted selector."""
 
     def _plan(self, X, y, sample_weight, *, groups, fit_params):
-        """Decide once what every engine needs: the data, the booster, the seeds.
+        """Decide once what every engine needs: the data, the settings, the seeds.
 
-        With a refit curve's rule in ``max_features``, the plan carries this
-        selector's cut-off as ``candidates`` (:func:`curve_candidates`).
+        Plain values (:class:`~skl_treeinner._plan.SelectionPlan`): metadata
+        routing is resolved here, and with a refit curve's rule in
+        ``max_features`` the plan carries this selector's cut-off as a pure
+        function of fitted values (:func:`curve_candidates`).
         """
         split_seed, booster_seed, rng = selection_seeds(self.random_state)
         curve = isinstance(self.max_features, str)
@@ -79,8 +72,16 @@ class SelectionMixin:
             _refit_curve.check_curve_scoring(self.scoring, sample_weight is not None)
             if self.estimator is not None:
                 _refit_curve.check_refit_settings(final_step(self.estimator))
+        routed = None
+        if _routing_enabled() and not self.prefit:
+            routed = route_fit_metadata(
+                self.get_metadata_routing(),
+                cv=self.cv,
+                sample_weight=sample_weight,
+                groups=groups,
+                fit_params=fit_params,
+            )
         return SelectionPlan(
-            selector=self,
             X=X,
             y=y,
             sample_weight=sample_weight,
@@ -90,7 +91,20 @@ class SelectionMixin:
             split_seed=split_seed,
             booster_seed=booster_seed,
             rng=rng,
-            candidates=functools.partial(curve_candidates, self) if curve else None,
+            name=type(self).__name__,
+            cv=self.cv,
+            validation_fraction=self.validation_fraction,
+            attribution=self.attribution,
+            prefit=self.prefit,
+            feature_groups=self.feature_groups,
+            max_features=self.max_features,
+            scoring=self.scoring,
+            n_jobs=self.n_jobs,
+            verbose=self.verbose,
+            routed=routed,
+            candidates=(
+                functools.partial(curve_candidates, self.threshold) if curve else None
+            ),
         )
 
     def _store(self, fitted, X):

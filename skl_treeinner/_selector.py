@@ -24,7 +24,7 @@ from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
 
 from . import _cutoff
-from ._engines import engine_for_any
+from ._engines import fit_selection
 from ._feature_groups import GROUP_TESTS
 from ._plan import EARLY_STOPPING_FRACTION
 from ._routing import SklearnPlumbingMixin
@@ -577,8 +577,7 @@ class TreeInnerSelector(
             plan = self._plan(X, y, sample_weight, groups=groups, fit_params=fit_params)
             # A cut-off that cannot apply to X fails before the cross-fit runs.
             _cutoff.check_cutoff(self.threshold, self.max_features, X)
-            engine = engine_for_any(X, y, sample_weight)
-            self._store(engine.fit_selector(plan), X)
+            self._store(fit_selection(plan), X)
         except BaseException:
             for name in _FITTED:
                 self.__dict__.pop(name, None)

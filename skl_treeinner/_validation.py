@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 
 import numpy as np
-from sklearn.exceptions import NotFittedError
+from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_consistent_length,
-    check_is_fitted,
     column_or_1d,
     validate_data,
 )
@@ -34,10 +34,11 @@ __all__ = [
     "warn_many_integer_classes",
     "check_params",
     "check_fit_input",
-    "check_prefit",
     "check_sample_weight",
     "check_target_suits_estimator",
     "check_target_values",
+    "record_columns",
+    "user_stacklevel",
 ]
 
 
@@ -49,6 +50,39 @@ MANY_CLASSES = 20
 
 #: The per-tree attributions of TreeInner: PreDecomp (Def. 1) and TreeSHAP.
 ATTRIBUTIONS = ("predecomp", "treeshap")
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_SKLEARN_BASE = os.path.join("sklearn", "base.py")
+
+
+def user_stacklevel() -> int:
+    """Return the ``stacklevel`` that points a warning at the user's call.
+
+    For a ``warnings.warn`` in the function calling this one: the first
+    frame outside this package and outside scikit-learn's ``_fit_context``
+    wrapper (``sklearn/base.py``), however deep the package's own calls run.
+    """
+    frame, level = sys._getframe(1), 1
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE)
+        or frame.f_code.co_filename.endswith(_SKLEARN_BASE)
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def record_columns(name: str, X, **check_params):
+    """Run scikit-learn's input checks on X; return it with its columns' record.
+
+    The checks set ``n_features_in_`` and ``feature_names_in_`` on the object
+    they check; here that is a stand-in named ``name`` (the selector's class,
+    which their messages name), so that the caller returns the record
+    instead of setting it on an estimator. Returns ``(X, n_features_in,
+    feature_names_in)``, the names ``None`` where X has none.
+    """
+    record = type(name, (BaseEstimator,), {"__module__": __name__})()
+    X = validate_data(record, X, reset=True, **check_params)
+    return X, record.n_features_in_, getattr(record, "feature_names_in_", None)
 
 
 def check_attribution(attribution) -> None:
@@ -144,17 +178,20 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
     return w
 
 
-def check_fit_input(estimator, X, y, sample_weight, *, reader=None):
+def check_fit_input(name, X, y, sample_weight, *, reader=None):
     """Validate an estimator's X, y and weights as scikit-learn does; frames stay.
 
-    ``reader``: the reader class of the booster when X reaches it as given
-    (no Pipeline before it); then data-frame columns no booster takes are
-    refused, and infinite values where the booster refuses them, each with a
-    message naming the column.
+    ``name`` is the estimator's class name, for the messages. ``reader``: the
+    reader class of the booster when X reaches it as given (no Pipeline
+    before it); then data-frame columns no booster takes are refused, and
+    infinite values where the booster refuses them, each with a message
+    naming the column. Returns ``(X, y, weight, n_features_in,
+    feature_names_in)``, the last two as scikit-learn's checks record them
+    (:func:`record_columns`).
     """
     if y is None:
         raise ValueError(
-            f"This {type(estimator).__name__} estimator requires y to be passed, "
+            f"This {name} estimator requires y to be passed, "
             "but the target y is None. TreeInner scores features against "
             "the target of the held-out rows."
         )
@@ -172,15 +209,14 @@ def check_fit_input(estimator, X, y, sample_weight, *, reader=None):
     if is_pandas_df(X) or is_polars_df(X):
         if reader is not None:
             check_frame_columns(X, text=reader.accepts_text_columns)
-        validate_data(estimator, X, skip_check_array=True, reset=True)
+        X, n_features_in, names = record_columns(name, X, skip_check_array=True)
     else:
-        X = validate_data(
-            estimator,
+        X, n_features_in, names = record_columns(
+            name,
             X,
             accept_sparse="csr",
             dtype=None,
             ensure_all_finite="allow-nan",
-            reset=True,
         )
         if getattr(X, "dtype", None) is not None and X.dtype.kind == "O":
             check_object_array(X)
@@ -205,9 +241,9 @@ def check_fit_input(estimator, X, y, sample_weight, *, reader=None):
             "value, so the booster cannot split on any: every score is 0 and no "
             "feature is selected.",
             UserWarning,
-            stacklevel=5,
+            stacklevel=user_stacklevel(),
         )
-    return X, y, weight
+    return X, y, weight, n_features_in, names
 
 
 def check_object_array(X) -> None:
@@ -323,26 +359,6 @@ def check_target_spread(
             f"like findings. Rescale y, e.g. y / {factor}: the trees, and so the "
             "selection and p-values, do not depend on y's unit (the scores "
             "scale with its square)."
-        )
-
-
-def check_prefit(selector, base) -> None:
-    """Check that a prefit ``base`` can be scored by ``selector`` on its X."""
-    try:
-        check_is_fitted(base)
-    except NotFittedError as e:
-        raise NotFittedError(
-            f"prefit=True, but the {type(base).__name__} is not fitted. Fit "
-            "it first on rows other than those you pass to "
-            f"{type(selector).__name__}.fit (TreeInner must score held-out rows), "
-            "or set prefit=False to let the selector fit it."
-        ) from e
-    n_in = getattr(base, "n_features_in_", None)
-    if n_in is not None and n_in != selector.n_features_in_:
-        raise ValueError(
-            f"The prefit {type(base).__name__} was trained on {n_in} features, "
-            f"but X has {selector.n_features_in_}. Pass the columns it was trained "
-            "on, in the same order."
         )
 
 
@@ -564,5 +580,5 @@ def warn_many_integer_classes(y) -> None:
             "For a numeric target pass y.astype(float), or a regressor as "
             "estimator.",
             UserWarning,
-            stacklevel=5,
+            stacklevel=user_stacklevel(),
         )

@@ -370,7 +370,7 @@ def test_ordered_rows_warn_and_time_ordered_splitters_are_refused(client):
     assert caught[0].filename == __file__  # points at the user's call
     import dask
 
-    from skl_treeinner._engines.dask._selector import _head
+    from skl_treeinner._engines.dask._fit import _head
 
     unknown = yd[yd > -np.inf]  # chunk sizes unknown
     np.testing.assert_array_equal(_head(dask, unknown), y)

@@ -9,18 +9,28 @@ kind of input, with the same shared primitives. The public entries ask
 :func:`engine_for` which engine runs; nothing else in the package imports an
 engine, and the engines do not import each other.
 
-Adding an engine means adding its module (or folder) here and one entry of
-:data:`ENGINES`; the libraries' own estimators for it, if the selector fits
-boosters there, are rows of the reader registry (``Library.engines``).
+The selector's ``fit`` is written once (:mod:`._flow`); an engine supplies
+its hooks (:class:`~._base.Engine`). Adding an engine means adding its
+module (or folder) here and one entry of :data:`ENGINES`; the libraries'
+own estimators for it, if the selector fits boosters there, are rows of the
+reader registry (``Library.engines``).
 """
 
 from __future__ import annotations
 
 from ._base import Engine
+from ._flow import fit_selection as _fit_selection
 from .dask import DASK
 from .memory import IN_MEMORY
 
-__all__ = ["ENGINES", "IN_MEMORY", "engine_for", "engine_for_any", "refuse_others"]
+__all__ = [
+    "ENGINES",
+    "IN_MEMORY",
+    "engine_for",
+    "engine_for_any",
+    "fit_selection",
+    "refuse_others",
+]
 
 #: Engines for rows outside this process, asked in this order; rows that none
 #: accepts are in memory (:data:`IN_MEMORY`).
@@ -46,6 +56,11 @@ def engine_for_any(*objs) -> Engine:
         if any(engine.accepts(obj) for obj in objs):
             return engine
     return IN_MEMORY
+
+
+def fit_selection(plan) -> dict:
+    """Run the selector's one fit (:mod:`._flow`) with the engine of its data."""
+    return _fit_selection(plan, engine_for_any(plan.X, plan.y, plan.sample_weight))
 
 
 def refuse_others(*objs, what: str) -> None:

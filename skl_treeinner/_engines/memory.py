@@ -22,21 +22,13 @@ from sklearn.utils.validation import validate_data
 
 from .. import _crossfit, _dependence, _inference, _splits
 from .._cutoff import warn_if_empty
-from .._feature_groups import group_statistics
 from .._plan import (
     check_supported,
-    make_cross_fit_plan,
+    final_step,
+    make_fit_setup,
     resolve_estimator,
-    resolve_groups,
 )
 from .._readers import default_estimator, reader_class
-from .._refit_curve import (
-    CurveScoring,
-    curve_results,
-    k_grid,
-    prefit_refusal,
-    refit_points,
-)
 from .._scoring import (
     predecomp_rows,
     predecomp_scores,
@@ -46,14 +38,13 @@ from .._scoring import (
 )
 from .._validation import (
     check_fit_input,
-    check_prefit,
     check_target_scale,
     check_target_suits_estimator,
     is_pandas_df,
     is_polars_df,
     warn_many_integer_classes,
 )
-from ._base import Engine
+from ._base import CheckedInput, Engine, SplitRun, UnitTests
 
 __all__ = ["IN_MEMORY", "InMemory"]
 
@@ -103,13 +94,12 @@ class InMemory(Engine):
             reader, X, y, w, per_iteration=per_iteration, verbose=verbose
         )
 
-    def fit_selector(self, plan) -> dict:
-        """Check the rows, fit and score every split, test the pooled terms."""
-        selector = plan.selector
+    def check_input(self, plan) -> CheckedInput:
+        """Check X, y, the weights and the row groups as scikit-learn does."""
         base, classifier = resolve_estimator(plan, self.default_estimator)
         final = check_supported(base)
-        X, y, weight = check_fit_input(
-            selector,
+        X, y, weight, n_features_in, names = check_fit_input(
+            plan.name,
             plan.X,
             plan.y,
             plan.sample_weight,
@@ -118,7 +108,7 @@ class InMemory(Engine):
         if plan.estimator is None and classifier:
             warn_many_integer_classes(y)
         y_fit = check_target_suits_estimator(y, classifier, final)
-        if not classifier and not selector.prefit:
+        if not classifier and not plan.prefit:
             reader = reader_class(final)
             check_target_scale(
                 y_fit,
@@ -127,109 +117,15 @@ class InMemory(Engine):
                 type(final).__name__,
                 reader.target_offset_limit(final),
             )
-        groups = plan.groups
-        _splits.check_groups(groups, y.shape[0])
-        fgroups = resolve_groups(selector)
-        if plan.candidates is not None and selector.prefit:
-            raise prefit_refusal(selector.max_features)
+        _splits.check_groups(plan.groups, y.shape[0])
+        rows = _Rows(X, y, y_fit, weight)
+        return CheckedInput(base, classifier, n_features_in, names, rows)
 
-        if selector.prefit:
-            tests = [np.arange(y.shape[0])]
-            _splits.check_scoring_rows(tests, weight)
-            check_prefit(selector, base)
-            fitted = copy.deepcopy(base)
-            scored = [
-                _crossfit.score_features(
-                    fitted,
-                    X,
-                    y,
-                    sample_weight=weight,
-                    attribution=selector.attribution,
-                    n_features_in=selector.n_features_in_,
-                    feature_names_in=getattr(selector, "feature_names_in_", None),
-                    feature_groups=fgroups,
-                )
-            ]
-            estimators = [fitted]
-        else:
-            if classifier:  # 0..K-1, as XGBoost requires
-                labels, y_fit = np.unique(y_fit, return_inverse=True)
-                y_fit = y_fit.astype(np.int64)
-            cross_fit, split_params = make_cross_fit_plan(
-                selector,
-                base,
-                X,
-                y_fit,
-                weight,
-                sample_weight=plan.sample_weight,
-                groups=groups,
-                fit_params=plan.fit_params,
-                feature_groups=fgroups,
-            )
-            splits = _splits.make_splits(
-                X,
-                y_fit,
-                cv=selector.cv,
-                validation_fraction=selector.validation_fraction,
-                classifier=classifier,
-                labels=np.unique(y) if classifier else None,
-                groups=groups,
-                split_params=split_params,
-                seed=plan.split_seed,
-            )
-            jobs = _splits.make_jobs(
-                splits,
-                y=y_fit,
-                classifier=classifier,
-                es_reader=cross_fit.es_reader,
-                seeds=plan.rng.randint(2**31 - 1, size=len(splits)),
-            )
-            tests = [job.test for job in jobs]
-            _splits.check_scoring_rows(tests, weight)
-            if final is base:  # what each split's copy is told, refused here first
-                reader_class(final).prepare_estimator(
-                    _crossfit.clone_estimator(base), cross_fit.X
-                )
-            _dependence.check_dependent_rows(
-                X,
-                y_fit,
-                splits,
-                classifier=classifier,
-                grouped=groups is not None,
-                what=f"cv={selector.cv!r}",
-            )
-            estimators, scored = _crossfit.run_splits(
-                cross_fit,
-                jobs,
-                n_jobs=selector.n_jobs,
-                verbose=selector.verbose,
-                name=type(selector).__name__,
-            )
-
-        units = _dependence.test_units(
-            y_fit,
-            groups,
-            splits=None if selector.prefit else splits,
-            classifier=classifier,
-        )
-        pooled = _Pooled(y.shape[0], weight, groups if units == "groups" else None)
-        fitted = {
-            "estimators_": estimators,
-            "estimator_": estimators[0],
-            **_statistics(pooled, tests, scored, units=units, fgroups=fgroups),
-        }
-        if plan.candidates is not None:
-            fitted["cv_results_"] = _curve(
-                plan,
-                cross_fit,
-                jobs,
-                pooled,
-                y=y_fit,
-                labels=labels if classifier else None,
-                units=units,
-                fgroups=fgroups,
-            )
-        return fitted
+    def prepare_splits(self, plan, checked, feature_groups) -> SplitRun:
+        """Draw the splits as index pairs and check their rows (:mod:`._splits`)."""
+        if plan.prefit:
+            return _PrefitRun(plan, checked, feature_groups)
+        return _CrossFitRun(plan, checked, feature_groups)
 
     def transform(self, selector, X):
         """Select columns, keeping data-frame dtypes under ``set_output``.
@@ -254,6 +150,15 @@ class InMemory(Engine):
         return _wrap_data_with_container("transform", out, X, selector)
 
 
+class _Rows(NamedTuple):
+    """The checked rows: X, y as given and as fitted (classes 0..K-1), weights."""
+
+    X: object
+    y: np.ndarray
+    y_fit: np.ndarray
+    weight: np.ndarray | None
+
+
 class _Pooled(NamedTuple):
     """What pooling the splits' rows into the test's units needs beside the rows."""
 
@@ -262,11 +167,11 @@ class _Pooled(NamedTuple):
     groups: object  # the row groups where the units are groups, else None
 
 
-def _statistics(pooled: _Pooled, tests, scored, *, units, fgroups) -> dict:
-    """Return the fitted statistics of the splits' ``scored`` rows ``tests``.
+def _unit_tests(pooled: _Pooled, tests, scored, *, units, fgroups) -> UnitTests:
+    """Test the splits' ``scored`` rows ``tests``, pooled into the test's units.
 
-    The per-row terms of all splits are pooled into the test's units (rows,
-    groups or time blocks; a row scored by several splits enters once), the
+    The per-row terms of all splits are pooled into the units (rows, groups
+    or time blocks; a row scored by several splits enters once), the
     columns and, with ``fgroups``, the groups' sums are tested.
     """
     contributions = [part.terms for part in scored]
@@ -281,86 +186,175 @@ def _statistics(pooled: _Pooled, tests, scored, *, units, fgroups) -> dict:
             width = rows.shape[1]
             summed = _dependence.block_sums(np.hstack([rows, summed]))[:, width:]
         rows = _dependence.block_sums(rows)
+    noise = [part.noise for part in scored]
     test = _inference.one_sided_test(
-        rows,
-        _inference.pool_noise(
-            pooled.n_rows, tests, [part.noise for part in scored], pooled.weight
-        ),
+        rows, _inference.pool_noise(pooled.n_rows, tests, noise, pooled.weight)
     )
-    split_scores = np.vstack([z.sum(axis=0) for z in contributions])
-    fitted = {
-        "split_scores_": split_scores,
-        "scores_": split_scores.sum(axis=0),
-        "scores_se_": test.se,
-        "pvalues_": test.pvalues,
-        "n_scored_rows_": test.n_rows,
-        "test_units_": units,
-    }
+    group_test = None
     if fgroups is not None:
+        noise = [part.group_noise for part in scored]
         group_test = _inference.one_sided_test(
-            summed,
-            _inference.pool_noise(
-                pooled.n_rows,
-                tests,
-                [part.group_noise for part in scored],
-                pooled.weight,
-            ),
+            summed, _inference.pool_noise(pooled.n_rows, tests, noise, pooled.weight)
         )
-        fitted.update(group_statistics(fgroups, group_test))
-    return fitted
+    split_scores = np.vstack([z.sum(axis=0) for z in contributions])
+    return UnitTests(test, group_test, split_scores, split_scores.sum(axis=0), units)
 
 
-def _curve(plan, cross_fit, jobs, pooled, *, y, labels, units, fgroups):
-    """Return the honest refit curve's ``cv_results_`` (:mod:`.._refit_curve`).
+class _PrefitRun(SplitRun):
+    """A prefit model scored on all the rows given (``prefit=True``)."""
 
-    Per outer split: the candidates ranked on half of its training rows
-    after fitting on the other half (:func:`~.._splits.inner_splits`), the
-    test and cut-off the selector's own; then the booster refitted on the
-    split's training rows with the top k candidates' columns, for every k
-    of the grid, and scored on the split's held-out rows.
-    """
-    selector = plan.selector
-    name = type(selector).__name__
-    classifier = labels is not None
-    pairs = _splits.inner_splits(
-        jobs,
-        y=y,
-        classifier=classifier,
-        labels=labels,
-        groups=pooled.groups if units == "groups" else plan.groups,
-        ordered=units == "blocks",
-        seed=plan.rng.randint(2**31 - 1),
-    )
-    inner = _splits.make_jobs(
-        pairs,
-        y=y,
-        classifier=classifier,
-        es_reader=cross_fit.es_reader,
-        seeds=plan.rng.randint(2**31 - 1, size=len(pairs)),
-    )
-    _, scored = _crossfit.run_splits(
-        cross_fit,
-        inner,
-        n_jobs=selector.n_jobs,
-        verbose=selector.verbose,
-        name=f"{name} (refit curve's rankings)",
-    )
-    orders = [
-        plan.candidates(
-            _statistics(pooled, [job.test], [part], units=units, fgroups=fgroups)
+    def __init__(self, plan, checked, fgroups):
+        self.plan, self.checked, self.fgroups = plan, checked, fgroups
+        rows = checked.rows
+        self.tests = [np.arange(rows.y.shape[0])]
+        _splits.check_scoring_rows(self.tests, rows.weight)
+
+    def fit_and_score(self):
+        """Score a copy of the prefit model on every row."""
+        rows, checked = self.checked.rows, self.checked
+        fitted = copy.deepcopy(checked.estimator)
+        scored = _crossfit.score_features(
+            fitted,
+            rows.X,
+            rows.y,
+            sample_weight=rows.weight,
+            attribution=self.plan.attribution,
+            n_features_in=checked.n_features_in,
+            feature_names_in=checked.feature_names_in,
+            feature_groups=self.fgroups,
         )
-        for job, part in zip(inner, scored, strict=True)
-    ]
-    ks = k_grid(max(order.size for order in orders))
-    scoring = CurveScoring.make(selector.scoring, labels)
-    members = None if fgroups is None else fgroups.members
-    keys, points = refit_points(orders, ks, members)
-    tasks = [(jobs[j], np.asarray(cols, np.int64), scoring) for j, cols in points]
-    scores = _crossfit.run_refits(
-        cross_fit, tasks, n_jobs=selector.n_jobs, verbose=selector.verbose, name=name
-    )
-    done = dict(zip(points, scores, strict=True))
-    return curve_results(ks, [[done[key] for key in row] for row in keys])
+        return [fitted], [scored]
+
+    def test(self, scored):
+        """Test the rows (or their groups, or time blocks)."""
+        rows, groups = self.checked.rows, self.plan.groups
+        units = _dependence.test_units(
+            rows.y_fit, groups, splits=None, classifier=self.checked.classifier
+        )
+        pooled = _Pooled(
+            rows.y.shape[0], rows.weight, groups if units == "groups" else None
+        )
+        return _unit_tests(
+            pooled, self.tests, scored, units=units, fgroups=self.fgroups
+        )
+
+
+class _CrossFitRun(SplitRun):
+    """Index pairs fitted and scored in this process (:mod:`.._crossfit`)."""
+
+    def __init__(self, plan, checked, fgroups):
+        self.plan, self.fgroups = plan, fgroups
+        base, classifier, rows = checked.estimator, checked.classifier, checked.rows
+        y_fit = rows.y_fit
+        if classifier:  # 0..K-1, as XGBoost requires
+            self.labels, y_fit = np.unique(y_fit, return_inverse=True)
+            y_fit = y_fit.astype(np.int64)
+        self.y_fit, self.classifier = y_fit, classifier
+        self.setup, split_params = make_fit_setup(
+            plan,
+            base,
+            rows.X,
+            y_fit,
+            rows.weight,
+            n_features_in=checked.n_features_in,
+            feature_names_in=checked.feature_names_in,
+            groups=plan.groups,
+            feature_groups=fgroups,
+        )
+        self.splits = _splits.make_splits(
+            rows.X,
+            y_fit,
+            cv=plan.cv,
+            validation_fraction=plan.validation_fraction,
+            classifier=classifier,
+            labels=np.unique(rows.y) if classifier else None,
+            groups=plan.groups,
+            split_params=split_params,
+            seed=plan.split_seed,
+        )
+        self.jobs = _splits.make_jobs(
+            self.splits,
+            y=y_fit,
+            classifier=classifier,
+            es_reader=self.setup.es_reader,
+            seeds=plan.rng.randint(2**31 - 1, size=len(self.splits)),
+        )
+        _splits.check_scoring_rows([job.test for job in self.jobs], rows.weight)
+        final = final_step(base)
+        if final is base:  # what each split's copy is told, refused here first
+            reader_class(final).prepare_estimator(
+                _crossfit.clone_estimator(base), self.setup.X
+            )
+        _dependence.check_dependent_rows(
+            rows.X,
+            y_fit,
+            self.splits,
+            classifier=classifier,
+            grouped=plan.groups is not None,
+            what=f"cv={plan.cv!r}",
+        )
+        self.units = _dependence.test_units(
+            y_fit, plan.groups, splits=self.splits, classifier=classifier
+        )
+        self.pooled = _Pooled(
+            y_fit.shape[0],
+            rows.weight,
+            plan.groups if self.units == "groups" else None,
+        )
+
+    def _run(self, jobs, name):
+        plan = self.plan
+        return _crossfit.run_splits(
+            self.setup, jobs, n_jobs=plan.n_jobs, verbose=plan.verbose, name=name
+        )
+
+    def fit_and_score(self):
+        """Fit and score every split, in threads or joblib workers."""
+        return self._run(self.jobs, self.plan.name)
+
+    def test(self, scored):
+        """Pool all splits' held-out rows into the test's units and test them."""
+        tests = [job.test for job in self.jobs]
+        return _unit_tests(
+            self.pooled, tests, scored, units=self.units, fgroups=self.fgroups
+        )
+
+    def rankings(self):
+        """Fit on half of each split's training rows, test on the other half."""
+        plan, units = self.plan, self.units
+        pairs = _splits.inner_splits(
+            self.jobs,
+            y=self.y_fit,
+            classifier=self.classifier,
+            labels=self.labels,
+            groups=self.pooled.groups if units == "groups" else plan.groups,
+            ordered=units == "blocks",
+            seed=plan.rng.randint(2**31 - 1),
+        )
+        inner = _splits.make_jobs(
+            pairs,
+            y=self.y_fit,
+            classifier=self.classifier,
+            es_reader=self.setup.es_reader,
+            seeds=plan.rng.randint(2**31 - 1, size=len(pairs)),
+        )
+        _, scored = self._run(inner, f"{plan.name} (refit curve's rankings)")
+        return [
+            _unit_tests(
+                self.pooled, [job.test], [part], units=units, fgroups=self.fgroups
+            )
+            for job, part in zip(inner, scored, strict=True)
+        ]
+
+    def refit_scores(self, points, scoring):
+        """Refit on each split's training rows with the points' columns, in parallel."""
+        plan = self.plan
+        tasks = [
+            (self.jobs[j], np.asarray(cols, np.int64), scoring) for j, cols in points
+        ]
+        return _crossfit.run_refits(
+            self.setup, tasks, n_jobs=plan.n_jobs, verbose=plan.verbose, name=plan.name
+        )
 
 
 #: The one instance the dispatch uses.

@@ -3,7 +3,7 @@
 Nothing is collected into this process: every task scores one row partition
 with the shared primitives and only sums come back (``_collections``); the
 selector's splits are drawn per partition and fitted by the library's own Dask
-booster (``_selector``, ``_codes``). Which Dask boosters exist and what they
+booster (``_fit``, ``_codes``). Which Dask boosters exist and what they
 can do is read from the reader registry (``Library.engines["dask"]``). Dask is
 an optional extra (``python -m pip install ".[dask]"``), imported only when a
 Dask collection is given.
@@ -18,7 +18,7 @@ from ..._cutoff import warn_if_empty
 from ..._readers import default_estimator, engine_twin
 from .._base import Engine
 from ._collections import is_array, is_dask_collection, predecomp_dask, tree_inner_dask
-from ._selector import ENGINE, fit_dask, meta
+from ._fit import ENGINE, DaskRun, check_input, meta
 
 __all__ = ["DASK", "DaskEngine"]
 
@@ -75,9 +75,13 @@ class DaskEngine(Engine):
             per_sample=per_sample,
         )
 
-    def fit_selector(self, plan) -> dict:
-        """Split, fit and score on the cluster (see ``_selector``)."""
-        return fit_dask(plan, self.default_estimator)
+    def check_input(self, plan):
+        """Check the collections, the booster and the settings (see ``_fit``)."""
+        return check_input(plan, self.default_estimator)
+
+    def prepare_splits(self, plan, checked, feature_groups):
+        """Draw the splits per partition and check their rows on the cluster."""
+        return DaskRun(plan, checked, feature_groups)
 
     def transform(self, selector, X):
         """Keep the selected columns, lazily: the same kind of collection."""

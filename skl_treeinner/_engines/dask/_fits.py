@@ -16,6 +16,7 @@ from sklearn.base import clone
 
 from ..._progress import progress, write_line
 from ..._readers import read_model
+from ..._validation import user_stacklevel
 from ._codes import rows_of
 
 __all__ = ["FIT_RETRIES", "fit_all", "fit_with_retries", "take_columns"]
@@ -30,7 +31,16 @@ def take_columns(X, columns):
 
 
 def _fit_split(
-    dask, est, rows, j, *, plan_params, es_reader, weighted, inner=False, columns=None
+    dask,
+    est,
+    rows,
+    j,
+    *,
+    plan_params,
+    es_reader,
+    weighted,
+    inner=False,
+    columns=None,
 ):
     """Fit ``est`` with its own Dask ``fit`` on split j's rows (all lazy).
 
@@ -157,31 +167,33 @@ def fit_with_retries(dask, base, rows, j, name, **split_kwargs):
                 f"({type(e).__name__}: {reason}); fitting it again with the same "
                 f"seeds (retry {attempt + 1} of {FIT_RETRIES}).",
                 RuntimeWarning,
-                stacklevel=7,  # the user's fit
+                stacklevel=user_stacklevel(),
             )
             client.wait_for_workers(max(len(workers), 1), timeout=RECOVERY_TIMEOUT)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def fit_all(dask, selector, base, rows, n_splits, **split_kwargs):
-    """Fit a clone of ``base`` per split, one after the other, on the cluster."""
-    name = type(selector).__name__
+def fit_all(fit, n_splits, *, name, verbose):
+    """Fit every split with ``fit(j)``, one after the other, on the cluster.
+
+    ``name`` (the selector's class name) prefixes the progress bar and lines.
+    """
     estimators = []
     bar = progress(
         range(n_splits),
         total=n_splits,
         desc=f"{name}: fitting on the cluster",
-        verbose=selector.verbose,
+        verbose=verbose,
         unit="split",
     )
     for j in bar:
         start = time.perf_counter()
-        estimators.append(fit_with_retries(dask, base, rows, j, name, **split_kwargs))
+        estimators.append(fit(j))
         if j == 0:
             # A model the readers refuse (an objective, dart) fails here,
             # before the other splits are fitted.
             read_model(estimators[0])
-        if selector.verbose > 1:
+        if verbose > 1:
             write_line(
                 bar,
                 f"[{name}] split {j + 1}/{n_splits}: fitted on the cluster in "

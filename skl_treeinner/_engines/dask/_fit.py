@@ -1,4 +1,4 @@
-"""TreeInnerSelector on Dask collections: split, fit and score on the cluster.
+"""The selector's fit on Dask collections: split, fit and score on the cluster.
 
 The in-memory selector indexes rows; a Dask collection has no cheap row index,
 so the rows are *labelled* instead (:class:`~._codes.Codes`). Every row gets a fold, the
@@ -36,7 +36,6 @@ from numbers import Integral
 import numpy as np
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
-from sklearn.utils.validation import validate_data
 
 from ... import _inference
 from ..._dependence import MAX_CHECKED_ROWS, check_ordered_target
@@ -44,10 +43,10 @@ from ..._plan import (
     EARLY_STOPPING_FRACTION,
     check_supported,
     final_step,
-    make_cross_fit_plan,
+    make_fit_setup,
     resolve_estimator,
-    resolve_groups,
 )
+from ..._progress import progress
 from ..._readers import (
     default_library,
     engine_estimator_names,
@@ -56,8 +55,8 @@ from ..._readers import (
     read_model,
     reader_class,
 )
-from ..._refit_curve import prefit_refusal
-from ..._validation import check_prefit, check_target_spread
+from ..._validation import check_target_spread, record_columns
+from .._base import CheckedInput, SplitRun, UnitTests
 from ._codes import Rows, check_rows, class_labels, summary
 from ._collections import (
     aligned,
@@ -67,10 +66,10 @@ from ._collections import (
     shared_object,
     tree_reduce,
 )
-from ._curve import dask_curve, moments_statistics
+from ._curve import held_out_score, intercept_score
 from ._fits import fit_all, fit_with_retries
 
-__all__ = ["ENGINE", "fit_dask", "meta"]
+__all__ = ["ENGINE", "DaskRun", "check_input", "meta"]
 
 #: The registry's key for this engine's estimators (``Library.engines``).
 ENGINE = "dask"
@@ -230,40 +229,35 @@ def _head(dask, y):
     return np.concatenate(head)[:MAX_CHECKED_ROWS]
 
 
-def fit_dask(plan, default):
-    """Fit a :class:`~skl_treeinner._plan.SelectionPlan` of Dask collections.
+def check_input(plan, default) -> CheckedInput:
+    """Check a plan of Dask collections before anything is computed or fitted.
 
-    See the module notes. ``default(classifier, seed)`` builds the default
-    booster when the plan names none. Returns the fitted attributes; sets only
-    ``n_features_in_`` (and ``feature_names_in_``) on the selector, as
-    scikit-learn's checks do, so that nothing is half set when a step fails.
+    ``default(classifier, seed)`` builds the default booster when the plan
+    names none. Only the class labels of a classifier are computed here.
     """
     dask, _ = dask_modules("TreeInnerSelector on Dask collections")
-    selector, X, y, sample_weight = plan.selector, plan.X, plan.y, plan.sample_weight
-    groups, fit_params = plan.groups, plan.fit_params
+    X, y, sample_weight, cv = plan.X, plan.y, plan.sample_weight, plan.cv
     if y is None:
         raise ValueError(
             "TreeInnerSelector requires y: TreeInner scores features against the "
             "target of the held-out rows."
         )
-    if groups is not None:
+    if plan.groups is not None:
         raise TypeError(
             "groups are not supported with Dask collections yet. Keep the rows "
             "of a group in one partition and drop groups (the test then counts "
             "rows), or compute a sample that fits in memory."
         )
-    cv = selector.cv
-    if not selector.prefit and not (cv is None or isinstance(cv, Integral)):
+    if not plan.prefit and not (cv is None or isinstance(cv, Integral)):
         raise TypeError(
             f"On Dask collections cv must be an int (k folds) or None (one "
             f"held-out part); got {cv!r}. Splitters index rows in memory; for "
             "time-ordered splits (TimeSeriesSplit) or groups, compute the rows "
             "into memory."
         )
-    if not selector.prefit and isinstance(cv, Integral) and cv < 2:
+    if not plan.prefit and isinstance(cv, Integral) and cv < 2:
         raise ValueError(f"cv={cv} must be at least 2 folds.")
-    validate_data(selector, meta(X), skip_check_array=True, reset=True)
-    fgroups = resolve_groups(selector)
+    _, n_features_in, names = record_columns(plan.name, meta(X), skip_check_array=True)
     aligned(X, y, sample_weight)  # the partitions must match before anything
     if getattr(y, "ndim", 1) != 1:
         raise ValueError(
@@ -271,7 +265,7 @@ def fit_dask(plan, default):
             f"shape {y.shape}."
         )
     base, classifier = resolve_estimator(plan, default)
-    _check_estimator(base, selector.prefit)
+    _check_estimator(base, plan.prefit)
     check_supported(base)
     if not classifier and getattr(y.dtype, "kind", "O") not in "biuf":
         raise ValueError(
@@ -279,169 +273,207 @@ def fit_dask(plan, default):
             "classifier for class labels."
         )
     # A prefit classifier maps labels with its own classes_ (the reader does).
-    encode = classifier and not selector.prefit
-    labels = class_labels(dask, y) if encode else None
-    n_classes = 1 if labels is None else len(labels)
-    if encode and n_classes < 2:
+    labels = class_labels(dask, y) if classifier and not plan.prefit else None
+    if labels is not None and len(labels) < 2:
         raise ValueError(
             f"y holds a single class ({labels.tolist()}); a classifier needs two."
         )
+    return CheckedInput(base, classifier, n_features_in, names, (dask, labels))
 
-    booster_weighted, es_reader, plan_params = False, None, {}
-    if selector.prefit:
-        if plan.candidates is not None:
-            raise prefit_refusal(selector.max_features)
-        check_prefit(selector, base)
-        n_splits, what = 1, "prefit=True"
-        draw = {"n_folds": None, "test_fraction": 1.0}
-    else:
-        cross_fit, _ = make_cross_fit_plan(
-            selector,
-            base,
-            X,
-            y,
-            sample_weight,
-            sample_weight=sample_weight,
-            groups=None,
-            fit_params=fit_params,
+
+class DaskRun(SplitRun):
+    """Splits drawn per partition, fitted by the booster's own Dask ``fit``.
+
+    See the module notes. Everything that computes only to check (the rows
+    per split, role and class, the target's spread and order) runs when
+    the run is made, before any fit.
+    """
+
+    def __init__(self, plan, checked, fgroups):
+        self.dask, labels = checked.rows
+        self.plan, self.checked, self.fgroups = plan, checked, fgroups
+        self.labels = None if labels is None else np.asarray(labels)
+        self.fit_kwargs = {"plan_params": {}, "es_reader": None, "weighted": False}
+        if plan.prefit:
+            self.n_splits, what = 1, "prefit=True"
+            draw = {"n_folds": None, "test_fraction": 1.0}
+        else:
+            self.n_splits, what, draw = self._fit_setup()
+        es_reader = self.fit_kwargs["es_reader"]
+        draw.update(
+            seed=plan.split_seed,
+            es_fraction=EARLY_STOPPING_FRACTION if es_reader is not None else 0.0,
+            stratify=labels is not None,
         )
-        plan_params = dict(cross_fit.fit_params)
+        self.rows = Rows(plan.X, plan.y, plan.sample_weight, labels=labels, draw=draw)
+        self._check_rows(what)
+
+    def _fit_setup(self):
+        """Set what every split's fit is given; return (n_splits, what, draw)."""
+        plan, base = self.plan, self.checked.estimator
+        setup, _ = make_fit_setup(
+            plan,
+            base,
+            plan.X,
+            plan.y,
+            plan.sample_weight,
+            n_features_in=self.checked.n_features_in,
+            feature_names_in=self.checked.feature_names_in,
+        )
+        plan_params = dict(setup.fit_params)
         # The booster gets the weights when it asks for them (always, without
         # metadata routing); they are split with the rows in _fit_split.
-        booster_weighted = plan_params.pop(cross_fit.weight_key, None) is not None
+        weighted = plan_params.pop(setup.weight_key, None) is not None
         entry = engine_estimators(ENGINE, base)
         _check_fit_params(plan_params, entry.passed_on)
-        es_reader = cross_fit.es_reader
+        es_reader = setup.es_reader
         if es_reader is not None and entry.no_early_stopping:
             raise ValueError(
                 f"{entry.no_early_stopping}. Turn early stopping off, or use "
                 f"{engine_estimator_names(ENGINE, early_stopping=True)}."
             )
-        holdout = cv is None
-        n_splits = 1 if holdout else int(cv)
-        what = (
-            f"validation_fraction={selector.validation_fraction}"
-            if holdout
-            else f"cv={cv}"
-        )
-        draw = {
-            "n_folds": None if holdout else n_splits,
-            "test_fraction": selector.validation_fraction,
+        self.fit_kwargs = {
+            "plan_params": plan_params,
+            "es_reader": es_reader,
+            "weighted": weighted,
         }
-    draw.update(
-        seed=plan.split_seed,
-        es_fraction=EARLY_STOPPING_FRACTION if es_reader is not None else 0.0,
-        stratify=encode,
-    )
-    rows = Rows(X, y, sample_weight, labels=labels, draw=draw)
+        if plan.cv is None:
+            what = f"validation_fraction={plan.validation_fraction}"
+            return 1, what, {"n_folds": None, "test_fraction": plan.validation_fraction}
+        n_splits = int(plan.cv)
+        draw = {"n_folds": n_splits, "test_fraction": plan.validation_fraction}
+        return n_splits, f"cv={plan.cv}", draw
 
-    counts, scored, bad_y, bad_w = summary(dask, rows, n_classes, n_splits)
-    if bad_y:
-        raise ValueError(
-            f"y contains {bad_y} NaN or infinite value(s); drop those rows or "
-            "impute the target before fitting."
+    def _check_rows(self, what):
+        """Count the rows per split, role and class; check the target on the cluster."""
+        dask, plan, labels = self.dask, self.plan, self.labels
+        n_classes = 1 if labels is None else len(labels)
+        counts, scored, bad_y, bad_w = summary(
+            dask, self.rows, n_classes, self.n_splits
         )
-    if bad_w:
-        raise ValueError(
-            f"sample_weight contains {bad_w} negative, NaN or infinite "
-            "value(s); weights must be finite and non-negative."
+        if bad_y:
+            raise ValueError(
+                f"y contains {bad_y} NaN or infinite value(s); drop those rows or "
+                "impute the target before fitting."
+            )
+        if bad_w:
+            raise ValueError(
+                f"sample_weight contains {bad_w} negative, NaN or infinite "
+                "value(s); weights must be finite and non-negative."
+            )
+        check_rows(counts, int(scored), labels=labels, what=what, prefit=plan.prefit)
+        if not self.checked.classifier and not plan.prefit:
+            final = final_step(self.checked.estimator)
+            reader = reader_class(final)
+            spread, center, total = _target_spread(dask, plan.y, plan.sample_weight)
+            check_target_spread(
+                spread,
+                reader.max_target_spread,
+                type(final).__name__,
+                center,
+                spread / total if total > 0 else None,
+                reader.target_offset_limit(final),
+            )
+        check_ordered_target(
+            _head(dask, plan.y),
+            classifier=self.checked.classifier,
+            folds=(
+                "the test counts held-out rows as independent draws"
+                if plan.prefit
+                else f"{what} draws every row's fold at random"
+            ),
+            fix=(
+                "Dask collections take neither time-ordered splitters nor blocks "
+                "of consecutive rows as the test's units yet: compute the rows "
+                "into memory (a prefit model then counts blocks)."
+                if plan.prefit
+                else "Dask collections take no time-ordered splitter yet (the test "
+                "would need blocks of consecutive rows across partitions): compute "
+                "the rows into memory and pass cv=TimeSeriesSplit(n_splits=5, "
+                "gap=...)."
+            ),
         )
-    check_rows(
-        counts,
-        int(scored),
-        labels=labels,
-        what=what,
-        prefit=selector.prefit,
-    )
-    if not classifier and not selector.prefit:
-        final = final_step(base)
-        reader = reader_class(final)
-        spread, center, total = _target_spread(dask, y, sample_weight)
-        check_target_spread(
-            spread,
-            reader.max_target_spread,
-            type(final).__name__,
-            center,
-            spread / total if total > 0 else None,
-            reader.target_offset_limit(final),
-        )
-    check_ordered_target(
-        _head(dask, y),
-        classifier=classifier,
-        folds=(
-            "the test counts held-out rows as independent draws"
-            if selector.prefit
-            else f"{what} draws every row's fold at random"
-        ),
-        fix=(
-            "Dask collections take neither time-ordered splitters nor blocks of "
-            "consecutive rows as the test's units yet: compute the rows into "
-            "memory (a prefit model then counts blocks)."
-            if selector.prefit
-            else "Dask collections take no time-ordered splitter yet (the test "
-            "would need blocks of consecutive rows across partitions): compute "
-            "the rows into memory and pass cv=TimeSeriesSplit(n_splits=5, gap=...)."
-        ),
-        stacklevel=6,
-    )
 
-    if selector.prefit:
-        estimators = [copy.deepcopy(base)]
-    else:
-        estimators = fit_all(
-            dask,
-            selector,
-            base,
-            rows,
-            n_splits,
-            plan_params=plan_params,
-            es_reader=es_reader,
-            weighted=booster_weighted,
+    def _fit(self, j, **how):
+        """Fit a fresh clone on split j's (inner) training rows, with retries."""
+        return fit_with_retries(
+            self.dask,
+            self.checked.estimator,
+            self.rows,
+            j,
+            self.plan.name,
+            **self.fit_kwargs,
+            **how,
         )
-    per_split = _score(
-        dask,
-        estimators,
-        rows,
-        selector.attribution,
-        selector.n_features_in_,
-        fgroups,
-    )
-    # the columns' moments over all splits, and the groups' (if any)
-    pooled = [_combine_all(list(sets)) for sets in zip(*per_split, strict=True)]
-    fitted = {
-        "estimators_": estimators,
-        "estimator_": estimators[0],
-        **moments_statistics(pooled, fgroups),
-        "split_scores_": np.vstack([sets[0].total for sets in per_split]),
-    }
-    if plan.candidates is not None:
-        name = type(selector).__name__
-        fitted["cv_results_"] = dask_curve(
-            dask,
-            plan,
-            rows,
-            n_splits,
-            fit=lambda j, **how: fit_with_retries(
-                dask,
-                base,
-                rows,
-                j,
-                name,
-                plan_params=plan_params,
-                es_reader=es_reader,
-                weighted=booster_weighted,
-                **how,
-            ),
-            score=lambda ests, role: _score(
-                dask,
-                ests,
-                rows,
-                selector.attribution,
-                selector.n_features_in_,
-                fgroups,
-                role=role,
-            ),
-            fgroups=fgroups,
-            labels=None if labels is None else np.asarray(labels),
+
+    def _score(self, estimators, role="test"):
+        return _score(
+            self.dask,
+            estimators,
+            self.rows,
+            self.plan.attribution,
+            self.checked.n_features_in,
+            self.fgroups,
+            role=role,
         )
-    return fitted
+
+    def fit_and_score(self):
+        """Fit every split on the cluster, then score all in one pass."""
+        plan = self.plan
+        if plan.prefit:
+            estimators = [copy.deepcopy(self.checked.estimator)]
+        else:
+            estimators = fit_all(
+                self._fit, self.n_splits, name=plan.name, verbose=plan.verbose
+            )
+        return estimators, self._score(estimators)
+
+    def test(self, scored):
+        """Test the moments of all splits' held-out rows, combined."""
+        pooled = [_combine_all(list(sets)) for sets in zip(*scored, strict=True)]
+        tests = _moments_tests(pooled, self.fgroups)
+        split_scores = np.vstack([sets[0].total for sets in scored])
+        return tests._replace(split_scores=split_scores)
+
+    def rankings(self):
+        """Fit on half of each split's training rows, test on the other half."""
+        name, verbose = self.plan.name, self.plan.verbose
+        rankers = [
+            self._fit(j, inner=True)
+            for j in progress(
+                range(self.n_splits),
+                desc=f"{name}: refit curve's rankings",
+                verbose=verbose,
+                unit="split",
+            )
+        ]
+        scored = self._score(rankers, "inner-test")
+        return [_moments_tests(sets, self.fgroups) for sets in scored]
+
+    def refit_scores(self, points, scoring):
+        """Refit on the cluster, one after the other; predict held-out partitions."""
+        scores = []
+        for j, columns in progress(
+            points,
+            desc=f"{self.plan.name}: refit curve",
+            verbose=self.plan.verbose,
+            unit="refit",
+        ):
+            if not columns:
+                scores.append(intercept_score(self.dask, self.rows, j, scoring))
+                continue
+            est = self._fit(j, columns=np.asarray(columns, dtype=np.int64))
+            scores.append(
+                held_out_score(self.dask, est, self.rows, j, columns, scoring)
+            )
+        return np.asarray(scores, dtype=np.float64)
+
+
+def _moments_tests(sets, fgroups) -> UnitTests:
+    """Test rows' moments (the columns', and the groups' where ``fgroups``).
+
+    ``split_scores`` is of these rows as one split.
+    """
+    test = _inference.score_test(sets[0])
+    group_test = None if fgroups is None else _inference.score_test(sets[1])
+    return UnitTests(test, group_test, test.scores[None, :], test.scores, "rows")
