@@ -361,40 +361,17 @@ def refit_and_score(setup: FitSetup, job: SplitJob, columns, scoring):
 
 
 def _subset_fit_params(setup: FitSetup, columns):
-    """Return the fit parameters for a refit on ``columns`` of X only.
+    """Return the fit parameters for a refit on ``columns`` of X only (the reader's)."""
+    return reader_class(final_step(setup.estimator)).fit_params_for_columns(
+        setup.fit_params,
+        columns,
+        feature_names=setup.feature_names_in,
+        take=_take_columns,
+    )
 
-    A user's evaluation sets are cut to the columns; LightGBM's
-    ``categorical_feature`` keeps the kept columns, by name or by their
-    new positions.
-    """
-    params = dict(setup.fit_params)
-    cats = params.get("categorical_feature")
-    if cats is not None and not isinstance(cats, str):  # "auto" follows dtypes
-        names = setup.feature_names_in
-        kept = set() if names is None else {str(n) for n in np.asarray(names)[columns]}
-        position = {int(c): i for i, c in enumerate(columns)}
-        cut = []
-        for c in cats:
-            if isinstance(c, str):
-                if c in kept:
-                    cut.append(c)
-            elif int(c) in position:
-                cut.append(position[int(c)])
-        params["categorical_feature"] = cut
-    if params.get("eval_set"):  # XGBoost, LightGBM, CatBoost: [(X, y), ...]
-        params["eval_set"] = [
-            (_safe_indexing(X_e, columns, axis=1), *rest)
-            for X_e, *rest in params["eval_set"]
-        ]
-    if params.get("eval_X") is not None:  # LightGBM >= 4.7
-        eval_X = params["eval_X"]
-        many = isinstance(eval_X, list | tuple)
-        cut = [
-            _safe_indexing(X_e, columns, axis=1)
-            for X_e in (eval_X if many else [eval_X])
-        ]
-        params["eval_X"] = type(eval_X)(cut) if many else cut[0]
-    return params
+
+def _take_columns(X, columns):
+    return _safe_indexing(X, columns, axis=1)
 
 
 def run_refits(setup: FitSetup, tasks, *, n_jobs, verbose, name):

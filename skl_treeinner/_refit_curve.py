@@ -33,9 +33,7 @@ __all__ = [
     "CurveScoring",
     "Decoded",
     "FrozenPredictions",
-    "POSITIONAL_SETTINGS",
     "check_curve_scoring",
-    "check_refit_settings",
     "curve_scorer",
     "choose_k",
     "curve_results",
@@ -205,55 +203,6 @@ def check_curve_scoring(scoring, weighted: bool) -> None:
             "weights. Accept sample_weight=None in the callable, or use "
             "sklearn.metrics.make_scorer."
         )
-
-
-#: Booster settings that name X's columns by position: on a refit with a
-#: subset of the columns they would point at other columns (XGBoost accepts
-#: a shorter ``monotone_constraints`` and applies it to the first columns).
-POSITIONAL_SETTINGS = (
-    "monotone_constraints",  # XGBoost, LightGBM, CatBoost (as a list)
-    "interaction_constraints",  # XGBoost, LightGBM
-    "feature_weights",  # XGBoost
-    "cat_features",  # CatBoost
-    "text_features",
-    "embedding_features",
-    "monotonic_cst",  # scikit-learn
-    "interaction_cst",
-    "categorical_features",
-)
-
-
-def check_refit_settings(booster) -> None:
-    """Refuse, before any fit, settings that index X's columns by position.
-
-    A refit of the curve drops columns, so a list of column positions (or
-    one entry per column) would silently apply to other columns. Names
-    (CatBoost's ``cat_features=["city"]``, a pandas ``category`` dtype, a
-    dict of names) follow the columns and are kept; a refit whose kept
-    columns lack a named one fails with the booster's message.
-    """
-    params = booster.get_params(deep=False)
-    if params.get("cat_features") is not None and len(params["cat_features"]):
-        raise ValueError(
-            f"max_features='best'/'1se' refits {type(booster).__name__} on "
-            "subsets of X's columns, which its cat_features cannot follow. "
-            "Leave cat_features out: the selector declares a frame's "
-            "categorical and text columns to CatBoost itself, on every subset."
-        )
-    for key in POSITIONAL_SETTINGS:
-        value = params.get(key)
-        if value is None or isinstance(value, dict | str):
-            continue
-        flat = np.asarray(value, dtype=object).ravel()
-        if flat.size and not all(isinstance(v, str) for v in flat):
-            raise ValueError(
-                f"max_features='best'/'1se' refits {type(booster).__name__} on "
-                f"subsets of X's columns, and its {key}={value!r} names columns "
-                "by position, which would then point at other columns. Name "
-                "the columns instead (by their names, or categorical columns by "
-                "a pandas 'category' dtype), or choose k yourself "
-                "(max_features=int)."
-            )
 
 
 def score_intercept(scoring, y_train, w_train, y_test, w_test) -> float:

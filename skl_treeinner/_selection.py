@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _cutoff, _feature_groups, _refit_curve
 from ._engines import engine_for
 from ._plan import SelectionPlan, final_step, route_fit_metadata, selection_seeds
+from ._readers import reader_class
 
 __all__ = ["SelectionMixin", "curve_candidates"]
 
@@ -70,8 +71,10 @@ class SelectionMixin:
         curve = isinstance(self.max_features, str)
         if curve:  # what the refits could not use fails before any fit
             _refit_curve.check_curve_scoring(self.scoring, sample_weight is not None)
-            if self.estimator is not None:
-                _refit_curve.check_refit_settings(final_step(self.estimator))
+            final = None if self.estimator is None else final_step(self.estimator)
+            reader = None if final is None else reader_class(final)
+            if reader is not None:  # settings that name columns by position
+                reader.check_refit_settings(final)
         routed = None
         if _routing_enabled() and not self.prefit:
             routed = route_fit_metadata(

@@ -125,3 +125,105 @@ def test_only_the_dask_engine_and_the_dispatch_name_dask(path):
         f"{_name(path)} names Dask in its code: {found}. Ask the engines "
         "(skl_treeinner._engines.engine_for) instead."
     )
+
+
+#: Booster libraries' parameter and class names: library knowledge, which
+#: lives in the readers (``_readers/``: a reader's hooks or its registry row).
+LIBRARY_NAMES = (
+    # fit parameters and settings
+    "categorical_feature",
+    "categorical_features",
+    "cat_features",
+    "text_features",
+    "embedding_features",
+    "eval_set",
+    "eval_X",
+    "X_val",
+    "monotone_constraints",
+    "interaction_constraints",
+    "feature_weights",
+    "monotonic_cst",
+    "interaction_cst",
+    "max_ctr_complexity",
+    "enable_categorical",
+    "early_stopping_rounds",
+    "tree_method",
+    "nthread",
+    "thread_count",
+    # estimators
+    "XGBModel",
+    "XGBRegressor",
+    "XGBClassifier",
+    "DaskXGBRegressor",
+    "DaskXGBClassifier",
+    "LGBMModel",
+    "LGBMRegressor",
+    "LGBMClassifier",
+    "DaskLGBMRegressor",
+    "DaskLGBMClassifier",
+    "CatBoostRegressor",
+    "CatBoostClassifier",
+    "HistGradientBoostingRegressor",
+    "HistGradientBoostingClassifier",
+    "GradientBoostingRegressor",
+    "GradientBoostingClassifier",
+)
+
+
+def library_names(source: str) -> list[str]:
+    """Library names in ``source``'s code: names and strings, docstrings aside."""
+    import re
+
+    pattern = re.compile(r"\b(" + "|".join(LIBRARY_NAMES) + r")\b")
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(
+            node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+        )
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = None if id(node) in docstrings else node.value
+        elif isinstance(node, ast.Name | ast.Attribute | ast.alias | ast.keyword):
+            text = getattr(node, "id", None) or getattr(node, "attr", None)
+            text = text or getattr(node, "name", None) or getattr(node, "arg", None)
+        else:
+            continue
+        for match in pattern.finditer(text or ""):
+            found.append(f"{match.group(0)} (line {node.lineno})")
+    return found
+
+
+def test_the_library_check_catches_a_parameter_in_code_only():
+    assert library_names('"""Cut eval_set to the columns."""\n') == []
+    assert library_names("# eval_set\nx = 1\n") == []
+    assert library_names("p = params.get('eval_set')\n") == ["eval_set (line 1)"]
+    assert library_names("from lightgbm import LGBMRegressor\n") == [
+        "LGBMRegressor (line 1)"
+    ]
+    assert library_names("est.fit(X, y, categorical_feature=[0])\n") == [
+        "categorical_feature (line 1)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in MODULES if not _name(p).startswith("skl_treeinner/_readers/")],
+    ids=_name,
+)
+def test_only_the_readers_name_a_librarys_parameters_or_classes(path):
+    # A new library is a reader and a registry row (docs/core.md): every
+    # other module asks the reader (positional settings a refit refuses,
+    # fit parameters cut to a subset of the columns, early stopping).
+    found = library_names(path.read_text(encoding="utf-8"))
+    assert not found, (
+        f"{_name(path)} names a booster library's parameters or classes in its "
+        f"code: {found}. Move that knowledge into the library's reader "
+        "(skl_treeinner/_readers/) and ask the reader."
+    )

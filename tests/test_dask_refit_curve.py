@@ -104,3 +104,42 @@ def test_groups_and_classifiers_on_the_cluster(client):
     with pytest.raises(ValueError, match="prefit=True"):
         model = xgb.XGBClassifier(n_estimators=3).fit(X, (y > 0).astype(int))
         TreeInnerSelector(model, prefit=True, max_features="best").fit(Xd, labels)
+
+
+def test_refits_keep_lightgbm_categorical_feature_on_its_column(client, monkeypatch):
+    # Regression: the Dask curve passed categorical_feature=[3] unchanged to
+    # refits on fewer columns, where position 3 is another column or none.
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    n = 600
+    X = rng.normal(size=(n, 5))
+    X[:, 3] = rng.integers(0, 6, size=n)  # a coded category that drives y
+    y = 0.3 * X[:, 0] + 3 * np.array([0, 3, -2, 1, -3, 2])[X[:, 3].astype(int)]
+    y = y + 0.5 * rng.normal(size=n)
+    Xd, yd = da.from_array(X, chunks=(150, 5)), da.from_array(y, chunks=150)
+    calls = []
+    original = lgb.DaskLGBMRegressor.fit
+
+    def fit(self, X, y, **kwargs):
+        rows = np.asarray(X.compute())
+        integral = np.flatnonzero((rows == np.round(rows)).all(axis=0))
+        calls.append((rows.shape[1], kwargs.get("categorical_feature"), integral))
+        return original(self, X, y, **kwargs)
+
+    monkeypatch.setattr(lgb.DaskLGBMRegressor, "fit", fit)
+    est = lgb.DaskLGBMRegressor(
+        n_estimators=10, num_leaves=7, cat_l2=0.0, min_data_per_group=5, verbose=-1
+    )
+    sel = TreeInnerSelector(
+        est, cv=2, alpha=None, threshold=-np.inf, max_features="best", random_state=0
+    ).fit(Xd, yd, categorical_feature=[3])
+    assert np.isfinite(sel.cv_results_["mean_test_score"]).all()
+    refits = calls[4:]  # after the two splits' fits and their two rankings
+    assert len(refits) == 2 * 5
+    # the category (the one column of whole numbers) is declared where a
+    # refit keeps it, at its own position among the refit's columns
+    kept = 0
+    for _, cats, integral in refits:
+        assert list(cats) == integral.tolist()
+        kept += integral.size
+    assert kept >= 8  # it ranks first: most refits keep it

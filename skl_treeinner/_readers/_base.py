@@ -8,7 +8,6 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -21,6 +20,7 @@ from .._validation import (
     check_unique_columns,
 )
 from ..exceptions import RoutingError
+from ._hooks import BoosterSettings, EstimatorHooks
 
 __all__ = [
     "BoosterSettings",
@@ -53,27 +53,6 @@ _ROUTING_RTOL = 1e-5
 
 #: Passed as ``y`` to :meth:`ModelReader.rows` by callers that need no target.
 NO_TARGET = object()
-
-
-@dataclass(frozen=True)
-class BoosterSettings:
-    """What :func:`~skl_treeinner._readers.make_estimator` asks a reader to build."""
-
-    #: A classifier rather than a regressor.
-    classifier: bool
-    #: Boosting rounds, learning rate and tree depth.
-    n_estimators: int
-    learning_rate: float
-    max_depth: int
-    #: Fraction of the features each tree (HistGradientBoosting: each split)
-    #: may use.
-    colsample: float = 1.0
-    #: The booster's seed.
-    random_state: int | None = None
-    #: Turn on the booster's own categorical support where it needs turning on.
-    categorical: bool = False
-    #: Threads, where the booster has a setting for them.
-    n_jobs: int | None = None
 
 
 class Rows(NamedTuple):
@@ -151,7 +130,7 @@ def routing_sample(n: int) -> np.ndarray:
     return np.sort(rng.choice(n, size=ROUTING_CHECK_ROWS, replace=False))
 
 
-class ModelReader:
+class ModelReader(EstimatorHooks):
     """Base class of readers: a fitted model seen through a :class:`TreeEnsemble`.
 
     A reader exposes the library-neutral ensemble plus the one thing that
@@ -174,68 +153,9 @@ class ModelReader:
 
     #: Training settings that break Prop. 3 (each a short phrase); warned about.
     lost_identities: tuple[str, ...] | list[str] = ()
-    #: The estimator's parameter for its thread count (None: it has none).
-    thread_parameter: str | None = "n_jobs"
     #: The booster's own thread setting (``n_jobs``/``nthread``), None for its
     #: default; the scoring kernels use as many threads (:meth:`n_threads`).
     thread_setting: int | None = None
-
-    # -- the library's estimators (class methods: no fitted model needed) -------------
-    @classmethod
-    def make_estimator(cls, settings: BoosterSettings):
-        """Build an unfitted booster of this library from ``settings``."""
-        raise NotImplementedError(f"{cls.__name__} cannot build an estimator.")
-
-    @classmethod
-    def target_offset_limit(cls, estimator) -> float | None:
-        """Largest |mean(y)| / mean |y - mean(y)| ``estimator``'s margins hold.
-
-        For regressors on the identity link whose margins are float32, where
-        rounding far from 0 swallows the trees' small steps; None (no limit)
-        by default and for other objectives.
-        """
-        return None
-
-    @classmethod
-    def fit_input(cls, X):
-        """Return X as the booster's ``fit`` should get it (unchanged by default)."""
-        return X
-
-    @classmethod
-    def threads_change_results(cls, estimator) -> bool:
-        """Whether the booster's model may depend on its thread count.
-
-        If not, the selector may give a single booster fewer threads while
-        other programs keep the cores busy (``_threads``, rule 3). True
-        unless a reader has measured otherwise.
-        """
-        return True
-
-    @classmethod
-    def prepare_estimator(cls, estimator, X) -> None:
-        """Set what the booster must be told about X before it is fitted on it.
-
-        Called on the selector's unfitted copy of the booster when X reaches it
-        directly (no Pipeline before it). Nothing by default; CatBoost is told
-        which columns are categorical.
-        """
-
-    @classmethod
-    def early_stopping_rows_needed(cls, estimator, fit_params: dict) -> bool:
-        """Whether ``estimator.fit`` will stop early on rows the caller sets aside.
-
-        False unless the library is told to stop early and the user passed no
-        rows for it (an ``eval_set``) in ``fit_params``. Libraries that set
-        their own validation rows aside (scikit-learn's) never need them.
-        """
-        return False
-
-    @classmethod
-    def early_stopping_fit_params(
-        cls, estimator, X_es, y_es, *, sample_weight, fit_params: dict
-    ) -> dict:
-        """Fit parameters that hand the early-stopping rows to the library."""
-        raise NotImplementedError(f"{cls.__name__} needs no early-stopping rows.")
 
     # -- rows ----------------------------------------------------------------------
     def rows(self, X, y=NO_TARGET, sample_weight=None) -> Rows:

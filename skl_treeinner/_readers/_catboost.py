@@ -277,6 +277,24 @@ class CatBoostReader(ModelReader):
 
     #: CatBoost's name of the thread setting (left out of get_params if unset).
     thread_parameter = "thread_count"
+    positional_settings = (
+        "monotone_constraints",
+        "cat_features",
+        "text_features",
+        "embedding_features",
+    )
+
+    @classmethod
+    def check_refit_settings(cls, estimator) -> None:  # noqa: D102
+        cats = estimator.get_params(deep=False).get("cat_features")
+        if cats is not None and len(cats):
+            raise ValueError(
+                f"max_features='best'/'1se' refits {type(estimator).__name__} on "
+                "subsets of X's columns, which its cat_features cannot follow. "
+                "Leave cat_features out: the selector declares a frame's "
+                "categorical and text columns to CatBoost itself, on every subset."
+            )
+        super().check_refit_settings(estimator)
 
     @classmethod
     def early_stopping_rows_needed(cls, estimator, fit_params):  # noqa: D102

@@ -186,6 +186,41 @@ class LightGBMReader(ModelReader):
         rate = params.get("learning_rate") or 0.1
         return 1e5 * rate / 0.05
 
+    positional_settings = ("monotone_constraints", "interaction_constraints")
+
+    @classmethod
+    def fit_params_for_columns(cls, fit_params, columns, *, feature_names, take):
+        """Cut the evaluation sets, and keep ``categorical_feature``'s columns.
+
+        ``categorical_feature`` keeps the kept columns, by name or by their
+        new positions (``"auto"`` follows the dtypes); ``eval_X`` (LightGBM
+        4.7 and later) is cut as ``eval_set`` is.
+        """
+        params = super().fit_params_for_columns(
+            fit_params, columns, feature_names=feature_names, take=take
+        )
+        cats = params.get("categorical_feature")
+        if cats is not None and not isinstance(cats, str):
+            names = feature_names
+            kept = (
+                set() if names is None else {str(n) for n in np.asarray(names)[columns]}
+            )
+            position = {int(c): i for i, c in enumerate(columns)}
+            cut = []
+            for c in cats:
+                if isinstance(c, str):
+                    if c in kept:
+                        cut.append(c)
+                elif int(c) in position:
+                    cut.append(position[int(c)])
+            params["categorical_feature"] = cut
+        if params.get("eval_X") is not None:
+            eval_X = params["eval_X"]
+            many = isinstance(eval_X, list | tuple)
+            cut = [take(X_e, columns) for X_e in (eval_X if many else [eval_X])]
+            params["eval_X"] = type(eval_X)(cut) if many else cut[0]
+        return params
+
     @classmethod
     def threads_change_results(cls, estimator):  # noqa: D102
         # LightGBM promises the same model on other thread counts only with

@@ -301,6 +301,7 @@ class HistGradientBoostingReader(ModelReader):
 
     #: No thread parameter: its OpenMP threads follow threadpoolctl's limit.
     thread_parameter = None
+    positional_settings = ("monotonic_cst", "interaction_cst", "categorical_features")
 
     def __init__(self, model):
         _check_fitted(model)

@@ -336,6 +336,7 @@ class DaskRun(SplitRun):
             "plan_params": plan_params,
             "es_reader": es_reader,
             "weighted": weighted,
+            "feature_names": self.checked.feature_names_in,
         }
         if plan.cv is None:
             what = f"validation_fraction={plan.validation_fraction}"

@@ -15,7 +15,7 @@ import warnings
 from sklearn.base import clone
 
 from ..._progress import progress, write_line
-from ..._readers import read_model
+from ..._readers import read_model, reader_class
 from ..._validation import user_stacklevel
 from ._codes import rows_of
 
@@ -39,23 +39,25 @@ def _fit_split(
     plan_params,
     es_reader,
     weighted,
+    feature_names=None,
     inner=False,
     columns=None,
 ):
     """Fit ``est`` with its own Dask ``fit`` on split j's rows (all lazy).
 
     For the refit curve: ``inner``, on the inner fitting rows of split j;
-    ``columns``, on those columns of X only.
+    ``columns``, on those columns of X only (``feature_names``: X's, for
+    the fit parameters that name columns).
     """
     prefix = "inner-" if inner else ""
     X, y, w = rows_of(dask, rows, j, prefix + "fit")
     if columns is not None:
         X = take_columns(X, columns)
     params = dict(plan_params)
-    if columns is not None and params.get("eval_set"):  # the user's, cut alike
-        params["eval_set"] = [
-            (take_columns(X_e, columns), *rest) for X_e, *rest in params["eval_set"]
-        ]
+    if columns is not None:  # the user's evaluation sets and the like, cut alike
+        params = reader_class(est).fit_params_for_columns(
+            params, columns, feature_names=feature_names, take=take_columns
+        )
     if weighted:
         params["sample_weight"] = w
     if es_reader is not None:
