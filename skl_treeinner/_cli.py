@@ -27,30 +27,32 @@ from ._cli_data import (
     check_columns,
     check_finite_cells,
     cli_import,
-    column_list,
     curve_path,
     data_kind,
-    fraction,
-    job_count,
     one_line,
     output_path,
-    positive_float,
-    positive_int,
     prepare_features,
     read_data,
     read_groups,
     task_of,
     write_scores,
 )
+from ._cli_options import (
+    column_list,
+    fraction,
+    job_count,
+    option_type,
+    parse_alpha,
+    parse_max_features,
+    parse_threshold,
+    positive_float,
+    positive_int,
+)
 from ._cli_output import save_plot, version_line
 from ._cutoff import (
     CONTROLS,
     adjusts,
     describe_rule,
-    option_type,
-    parse_alpha,
-    parse_max_features,
-    parse_threshold,
     resolve_max_features,
 )
 from ._feature_groups import GROUP_TESTS

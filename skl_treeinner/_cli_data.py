@@ -2,13 +2,12 @@
 
 Everything here reports a user's mistake as :class:`CLIError`, which
 ``skl-treeinner`` prints as one line, ``skl-treeinner: error: ...``. Beside
-it: the plain option types of ``select`` (the cut-off's are in ``_cutoff``),
-whose mistakes argparse reports, and the writer of the score table (``--out``).
+it: the writer of the score table (``--out``). The option types are in
+``_cli_options``.
 """
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import json
 import math
@@ -24,14 +23,9 @@ __all__ = [
     "CLIError",
     "check_columns",
     "cli_import",
-    "column_list",
     "data_kind",
-    "fraction",
-    "job_count",
     "one_line",
     "output_path",
-    "positive_float",
-    "positive_int",
     "prepare_features",
     "check_finite_cells",
     "read_data",
@@ -55,140 +49,6 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
 class CLIError(Exception):
     """A mistake of the user's, reported as one line on stderr."""
-
-
-# -- option types (argparse reports their ArgumentTypeError as a usage error) ------
-def column_list(text: str) -> list[str]:
-    """Read ``--drop``: column names separated by commas.
-
-    Parameters
-    ----------
-    text : str
-        The option's value, such as ``"id,name"``.
-
-    Returns
-    -------
-    names : list of str
-        The names, stripped, empty ones left out.
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        If ``text`` names no column.
-    """
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError(f"{text!r} names no column")
-    return names
-
-
-def _number(text: str, cast, what: str):
-    """``cast(text)``, or a usage error saying that ``text`` is not ``what``."""
-    try:
-        return cast(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
-
-
-def positive_int(text: str) -> int:
-    """Read an integer option that must be at least 1 (``--cv``, ``--threads``).
-
-    Parameters
-    ----------
-    text : str
-        The option's value.
-
-    Returns
-    -------
-    value : int
-        The integer.
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        If ``text`` is not an integer, or is below 1.
-    """
-    value = _number(text, int, "an integer")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
-def job_count(text: str) -> int:
-    """Read ``--n-jobs``: folds fitted at once, any integer but 0 (-1: all cores).
-
-    Parameters
-    ----------
-    text : str
-        The option's value.
-
-    Returns
-    -------
-    value : int
-        The integer, never 0.
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        If ``text`` is not an integer, or is 0.
-    """
-    value = _number(text, int, "an integer")
-    if value == 0:
-        raise argparse.ArgumentTypeError(
-            "0 runs nothing; pass 1 or more folds at once, or -1 for all cores"
-        )
-    return value
-
-
-def positive_float(text: str) -> float:
-    """Read a number option that must be above 0 (``--learning-rate``).
-
-    Parameters
-    ----------
-    text : str
-        The option's value.
-
-    Returns
-    -------
-    value : float
-        The number.
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        If ``text`` is not a number, or is not above 0.
-    """
-    value = _number(text, float, "a number")
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be above 0")
-    return value
-
-
-def fraction(text: str) -> float:
-    """Read a fraction option in (0, 1] (``--colsample``).
-
-    Parameters
-    ----------
-    text : str
-        The option's value.
-
-    Returns
-    -------
-    value : float
-        The fraction.
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        If ``text`` is not a number in (0, 1].
-    """
-    value = positive_float(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at most 1")
-    return value
-
-
-# -- data --------------------------------------------------------------------------
 
 
 def one_line(error: BaseException) -> str:

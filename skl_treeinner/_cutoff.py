@@ -4,16 +4,12 @@ The selection is a pure function of the scores, the p-values and the
 selector's ``alpha``, ``control``, ``threshold`` and ``max_features``, so that
 :class:`~skl_treeinner.TreeInnerSelector` re-selects on ``set_params`` without
 refitting (as ``SelectFromModel`` does for its threshold). Beside it: the
-parsers with which the command line reads its options (``--alpha``,
-``--threshold``, ``--max-features``) into exactly what the selector takes
-(:func:`option_type` makes them argparse types), and the warning that a
-selection kept nothing (:func:`warn_if_empty`).
+warning that a selection kept nothing (:func:`warn_if_empty`). The command
+line reads its cut-off options with ``_cli_options``.
 """
 
 from __future__ import annotations
 
-import argparse
-import functools
 import warnings
 from numbers import Integral, Real
 
@@ -21,7 +17,6 @@ import numpy as np
 from scipy.stats import false_discovery_control
 from sklearn.utils._param_validation import (
     Interval,
-    InvalidParameterError,
     RealNotInt,
     StrOptions,
     validate_parameter_constraints,
@@ -29,6 +24,7 @@ from sklearn.utils._param_validation import (
 
 __all__ = [
     "ALPHA_CONSTRAINTS",
+    "CURVE_RULES",
     "CONTROLS",
     "CONTROL_CONSTRAINTS",
     "adjusted_pvalues",
@@ -39,10 +35,6 @@ __all__ = [
     "check_cutoff",
     "MAX_FEATURES_CONSTRAINTS",
     "THRESHOLD_CONSTRAINTS",
-    "option_type",
-    "parse_alpha",
-    "parse_max_features",
-    "parse_threshold",
     "rank",
     "warn_if_empty",
     "resolve_max_features",
@@ -50,13 +42,17 @@ __all__ = [
     "threshold_value",
 ]
 
+#: The rules ``max_features`` may name to choose k from a fitted refit curve
+#: (:mod:`skl_treeinner._refit_curve`).
+CURVE_RULES = ("best", "1se")
+
 #: What ``alpha`` may be: a significance level in (0, 1), or None (no test).
 ALPHA_CONSTRAINTS = [Interval(Real, 0, 1, closed="neither"), None]
 #: What ``threshold`` may be: a number, "mean", "median", "1.25*mean", a callable.
 THRESHOLD_CONSTRAINTS = [Real, str, callable]
 #: What ``max_features`` may be: a count, a fraction in (0, 1], a callable on X.
 MAX_FEATURES_CONSTRAINTS = [
-    StrOptions({"best", "1se"}),
+    StrOptions(set(CURVE_RULES)),
     Interval(Integral, 0, None, closed="left"),
     Interval(RealNotInt, 0, 1, closed="right"),
     callable,
@@ -322,125 +318,6 @@ def select(
         order = passing[np.argsort(-scores[passing], kind="mergesort")]
         support[order[max_count:]] = False
     return support
-
-
-def parse_threshold(text: str):
-    """Read a threshold written as text: a number, or as :func:`threshold_value`.
-
-    Raises ``ValueError`` with :func:`threshold_value`'s message otherwise.
-    """
-    try:
-        value = float(text)
-    except ValueError:
-        threshold_value(np.zeros(1), text)  # raises on what it cannot read
-        return text
-    if np.isnan(value):
-        raise ValueError(f"threshold={text!r} is not a number to compare with.")
-    return value
-
-
-def parse_max_features(text: str):
-    """Read ``max_features`` written as text: a count, a fraction, "best" or "1se".
-
-    Accepts exactly the values the selector's ``max_features`` accepts
-    (:data:`MAX_FEATURES_CONSTRAINTS`) but callables; raises ``ValueError``
-    otherwise.
-    """
-    if text in ("best", "1se"):  # the refit curve's rules
-        return text
-    try:
-        value = int(text)
-    except ValueError:
-        try:
-            value = float(text)
-        except ValueError:
-            value = None
-    try:
-        if value is None:
-            raise InvalidParameterError(text)
-        validate_parameter_constraints(
-            {"max_features": MAX_FEATURES_CONSTRAINTS},
-            {"max_features": value},
-            caller_name="TreeInnerSelector",
-        )
-    except InvalidParameterError:
-        raise ValueError(
-            f"{text!r} is neither a number of features (an integer, 0 or more), "
-            "a fraction of them in (0, 1], nor a rule of the refit curve "
-            "('best' or '1se')"
-        ) from None
-    return value
-
-
-def parse_alpha(text: str):
-    """Read ``alpha`` written as text: a level in (0, 1), or ``"none"``.
-
-    Parameters
-    ----------
-    text : str
-        A number strictly between 0 and 1, or ``"none"`` (any case) to turn
-        the test off.
-
-    Returns
-    -------
-    alpha : float or None
-        The significance level, or None for ``"none"``.
-
-    Raises
-    ------
-    ValueError
-        If ``text`` is neither.
-
-    Examples
-    --------
-    >>> parse_alpha("0.01")
-    0.01
-    >>> parse_alpha(" None ") is None
-    True
-    """
-    if text.strip().lower() == "none":
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < 1:
-        raise ValueError(
-            f"{text!r} is not a significance level: pass a number between 0 and "
-            "1 (such as 0.05), or 'none' to select on the score alone"
-        )
-    return value
-
-
-def option_type(parse):
-    """Make a parser of this module an argparse ``type`` of the command line.
-
-    Parameters
-    ----------
-    parse : callable
-        :func:`parse_alpha`, :func:`parse_threshold` or
-        :func:`parse_max_features`: text to value, ``ValueError`` otherwise.
-
-    Returns
-    -------
-    read : callable
-        ``parse``, its ``ValueError`` raised as ``argparse.ArgumentTypeError``
-        so that argparse reports the message itself as a usage error.
-
-    Examples
-    --------
-    >>> option_type(parse_threshold)("0.5*mean")
-    '0.5*mean'
-    """
-
-    @functools.wraps(parse)
-    def read(text: str):
-        try:
-            return parse(text)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from e
-
-    return read
 
 
 def warn_if_empty(mask, *, stacklevel: int) -> None:

@@ -28,6 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._cutoff import CURVE_RULES
+
 __all__ = [
     "CURVE_RULES",
     "CurveScoring",
@@ -47,9 +49,6 @@ __all__ = [
     "prefit_refusal",
     "top_columns",
 ]
-
-#: The rules ``max_features`` may name to choose k from a fitted curve.
-CURVE_RULES = ("best", "1se")
 
 
 def k_grid(n_candidates: int, *, dense: int = 10, step: float = 1.3) -> np.ndarray:

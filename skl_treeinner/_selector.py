@@ -26,8 +26,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, St
 from . import _cutoff
 from ._engines import fit_selection
 from ._feature_groups import GROUP_TESTS
+from ._metadata_routing import SklearnPlumbingMixin
 from ._plan import EARLY_STOPPING_FRACTION
-from ._routing import SklearnPlumbingMixin
 from ._selection import SelectionMixin
 
 __all__ = ["EARLY_STOPPING_FRACTION", "TreeInnerSelector"]

@@ -14,7 +14,8 @@ from sklearn.metrics import (
 )
 from sklearn.model_selection import GroupKFold, KFold, TimeSeriesSplit
 
-from skl_treeinner import TreeInnerSelector, _splits
+from skl_treeinner import TreeInnerSelector
+from skl_treeinner._engines.memory import _splits
 from skl_treeinner._refit_curve import choose_k, curve_standard_error, k_grid
 
 

@@ -284,7 +284,7 @@ def test_cli_reads_max_features_as_the_selector_does(text, value):
     # the selector's parameter validation accepts.
     from sklearn.utils._param_validation import InvalidParameterError
 
-    from skl_treeinner._cutoff import parse_max_features
+    from skl_treeinner._cli_options import parse_max_features
 
     X, y = make_data(n=120)
     if value is None:

@@ -19,7 +19,7 @@ from sklearn.model_selection import (
     train_test_split,
 )
 
-from ._plan import (
+from ..._plan import (
     EARLY_STOPPING_FRACTION,
     MIN_SCORING_ROWS,
     MIN_SPLIT_ROWS,

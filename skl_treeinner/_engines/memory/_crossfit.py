@@ -3,8 +3,8 @@
 The in-memory engine describes the work once, as a
 :class:`~skl_treeinner._plan.FitSetup` (the booster, the rows, the fit
 parameters with metadata routing already resolved) and one
-:class:`~skl_treeinner._splits.SplitJob` per split (which rows fit, which stop
-early, which are scored); :func:`run_splits` runs the jobs, in parallel if
+:class:`~._splits.SplitJob` per split (which rows fit, which stop early,
+which are scored); :func:`run_splits` runs the jobs, in parallel if
 asked. Everything is at module level so that joblib can pickle it. Each split
 is scored with the shared primitives (:func:`~skl_treeinner._scoring.row_terms`).
 """
@@ -23,15 +23,15 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_method_params
 from threadpoolctl import threadpool_limits
 
-from . import _threads
-from ._pipeline_columns import input_columns
-from ._plan import FitSetup, final_step
-from ._progress import progress, write_line
-from ._readers import read_model, reader_class
-from ._refit_curve import Decoded, score_intercept, score_refit
-from ._scoring import gradient_ratio, terms_and_noise
+from ... import _threads
+from ..._pipeline_columns import input_columns
+from ..._plan import FitSetup, final_step
+from ..._progress import progress, write_line
+from ..._readers import read_model, reader_class
+from ..._refit_curve import Decoded, score_intercept, score_refit
+from ..._scoring import gradient_ratio, terms_and_noise
+from ..._threads import plan_threads
 from ._splits import SplitJob
-from ._threads import plan_threads
 
 __all__ = [
     "clone_estimator",

@@ -1,12 +1,9 @@
-"""The in-memory engine: rows this process holds, indexed, fitted and scored here.
+"""The in-memory engine's splits: fitted, scored, pooled and tested here.
 
-X may be anything a booster takes in memory (numpy, pandas, polars, scipy
-sparse, ``xgboost.DMatrix``). PreDecomp and TreeInner run the shared
-primitives over row chunks; the selector's splits are index pairs
-(:mod:`skl_treeinner._splits`) fitted and scored by
-:func:`~skl_treeinner._crossfit.run_splits`, in threads or joblib workers; the
-per-row terms of all splits are pooled for the test
-(:mod:`skl_treeinner._inference`).
+:class:`CrossFitRun` draws the splits as index pairs (:mod:`._splits`), runs
+them with :mod:`._crossfit` and pools the per-row terms of all splits into
+the test's units (rows, groups or time blocks; a row scored by several
+splits enters once); :class:`PrefitRun` scores a prefit model on every row.
 """
 
 from __future__ import annotations
@@ -15,142 +12,17 @@ import copy
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.feature_selection import SelectorMixin
-from sklearn.utils import _safe_indexing
-from sklearn.utils._set_output import _get_output_config, _wrap_data_with_container
-from sklearn.utils.validation import validate_data
 
-from .. import _crossfit, _dependence, _inference, _splits
-from .._cutoff import warn_if_empty
-from .._plan import (
-    check_supported,
-    final_step,
-    make_fit_setup,
-    resolve_estimator,
-)
-from .._readers import default_estimator, reader_class
-from .._scoring import (
-    predecomp_rows,
-    predecomp_scores,
-    row_terms,
-    shaped,
-    treeshap_terms,
-)
-from .._validation import (
-    check_fit_input,
-    check_target_scale,
-    check_target_suits_estimator,
-    is_pandas_df,
-    is_polars_df,
-    warn_many_integer_classes,
-)
-from ._base import CheckedInput, Engine, SplitRun, UnitTests
+from ... import _dependence, _inference
+from ..._plan import final_step, make_fit_setup
+from ..._readers import reader_class
+from .._base import SplitRun, UnitTests
+from . import _crossfit, _splits
 
-__all__ = ["IN_MEMORY", "InMemory"]
+__all__ = ["CrossFitRun", "PrefitRun", "Rows"]
 
 
-class InMemory(Engine):
-    """Rows held by this process: the engine every other input falls back to."""
-
-    name = "in-memory"
-
-    def accepts(self, obj) -> bool:
-        """Take anything: the dispatch asks the other engines first."""
-        return True
-
-    def default_estimator(self, classifier: bool, random_state):
-        """Build XGBoost with the paper's settings (the registry's default)."""
-        return default_estimator(classifier, random_state)
-
-    def predecomp(self, reader, X, *, return_bias):
-        """:func:`~skl_treeinner.predecomp` of rows in memory."""
-        X, n, _, _ = reader.rows(X)
-        values = predecomp_rows(reader, X, n)
-        return shaped(values, reader.ensemble, return_bias=return_bias)
-
-    def tree_inner(
-        self,
-        reader,
-        X,
-        y,
-        *,
-        attribution,
-        sample_weight,
-        per_iteration=False,
-        per_sample=False,
-        verbose=0,
-    ):
-        """:func:`~skl_treeinner.tree_inner` of rows in memory."""
-        X, n, y, w = reader.rows(X, y, sample_weight)
-        if per_sample:
-            return row_terms(
-                reader, X, n, y, w, attribution=attribution, verbose=verbose
-            )
-        if attribution == "treeshap":
-            return treeshap_terms(
-                reader, X, y, w, per_iteration=per_iteration, verbose=verbose
-            )
-        return predecomp_scores(
-            reader, X, y, w, per_iteration=per_iteration, verbose=verbose
-        )
-
-    def check_input(self, plan) -> CheckedInput:
-        """Check X, y, the weights and the row groups as scikit-learn does."""
-        base, classifier = resolve_estimator(plan, self.default_estimator)
-        final = check_supported(base)
-        X, y, weight, n_features_in, names = check_fit_input(
-            plan.name,
-            plan.X,
-            plan.y,
-            plan.sample_weight,
-            reader=reader_class(final) if final is base else None,
-        )
-        if plan.estimator is None and classifier:
-            warn_many_integer_classes(y)
-        y_fit = check_target_suits_estimator(y, classifier, final)
-        if not classifier and not plan.prefit:
-            reader = reader_class(final)
-            check_target_scale(
-                y_fit,
-                weight,
-                reader.max_target_spread,
-                type(final).__name__,
-                reader.target_offset_limit(final),
-            )
-        _splits.check_groups(plan.groups, y.shape[0])
-        rows = _Rows(X, y, y_fit, weight)
-        return CheckedInput(base, classifier, n_features_in, names, rows)
-
-    def prepare_splits(self, plan, checked, feature_groups) -> SplitRun:
-        """Draw the splits as index pairs and check their rows (:mod:`._splits`)."""
-        if plan.prefit:
-            return _PrefitRun(plan, checked, feature_groups)
-        return _CrossFitRun(plan, checked, feature_groups)
-
-    def transform(self, selector, X):
-        """Select columns, keeping data-frame dtypes under ``set_output``.
-
-        The result goes into the container ``set_output`` asks for, as
-        scikit-learn's own wrapper of ``transform`` would put it.
-        """
-        dense = _get_output_config("transform", estimator=selector)["dense"]
-        if dense == "default" or not (is_pandas_df(X) or is_polars_df(X)):
-            out = SelectorMixin.transform(selector, X)
-        else:
-            validate_data(selector, X, skip_check_array=True, reset=False)
-            mask = selector.get_support()
-            warn_if_empty(mask, stacklevel=3)
-            out = _safe_indexing(X, np.flatnonzero(mask), axis=1)
-            if dense == "pandas" and is_polars_df(out):
-                out = out.to_pandas()
-            elif dense == "polars" and is_pandas_df(out):
-                import polars as pl
-
-                out = pl.from_pandas(out)
-        return _wrap_data_with_container("transform", out, X, selector)
-
-
-class _Rows(NamedTuple):
+class Rows(NamedTuple):
     """The checked rows: X, y as given and as fitted (classes 0..K-1), weights."""
 
     X: object
@@ -200,7 +72,7 @@ def _unit_tests(pooled: _Pooled, tests, scored, *, units, fgroups) -> UnitTests:
     return UnitTests(test, group_test, split_scores, split_scores.sum(axis=0), units)
 
 
-class _PrefitRun(SplitRun):
+class PrefitRun(SplitRun):
     """A prefit model scored on all the rows given (``prefit=True``)."""
 
     def __init__(self, plan, checked, fgroups):
@@ -239,7 +111,7 @@ class _PrefitRun(SplitRun):
         )
 
 
-class _CrossFitRun(SplitRun):
+class CrossFitRun(SplitRun):
     """Index pairs fitted and scored in this process (:mod:`.._crossfit`)."""
 
     def __init__(self, plan, checked, fgroups):
@@ -355,7 +227,3 @@ class _CrossFitRun(SplitRun):
         return _crossfit.run_refits(
             self.setup, tasks, n_jobs=plan.n_jobs, verbose=plan.verbose, name=plan.name
         )
-
-
-#: The one instance the dispatch uses.
-IN_MEMORY = InMemory()
