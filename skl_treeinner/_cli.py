@@ -16,7 +16,6 @@ import textwrap
 import warnings
 from pathlib import Path
 
-import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ._cli_data import (
@@ -24,17 +23,13 @@ from ._cli_data import (
     OUT_SUFFIXES,
     PLOT_SUFFIXES,
     CLIError,
-    check_columns,
     check_finite_cells,
     cli_import,
     curve_path,
     data_kind,
     one_line,
     output_path,
-    prepare_features,
-    read_data,
-    read_groups,
-    task_of,
+    read_inputs,
     write_scores,
 )
 from ._cli_options import (
@@ -425,48 +420,49 @@ def _select(args) -> None:
         cli_import("pyarrow", "reading Parquet files", "cli")
     if out_data is not None and out_data.suffix.lower() == ".parquet":
         cli_import("pyarrow", "writing Parquet files", "cli")
-
-    frame = read_data(pd, data, kind)
-    check_columns(frame, [args.target], data, "--target")
-    check_columns(frame, args.drop, data, "--drop")
-    if args.target in args.drop:
-        raise CLIError(f"--drop {args.target!r} names the target; drop another one")
-    y_col = frame[args.target]
-    if y_col.isna().any():
-        rows = np.flatnonzero(y_col.isna().to_numpy())
-        raise CLIError(
-            f"the target {args.target!r} is missing in {rows.size} of "
-            f"{len(frame)} rows (first at data rows {(rows[:5] + 1).tolist()}, "
-            "counting from 1 below the header); drop those rows or fill them in"
-        )
-    features = frame.drop(columns=[args.target, *args.drop])
-    if features.shape[1] == 0:
-        raise CLIError(
-            f"{data} has no columns left besides the target {args.target!r}; "
-            "TreeInner needs at least one feature"
-        )
-    X = prepare_features(pd, features, args.categorical, ESTIMATORS[args.estimator])
-    task = task_of(pd, y_col, args.task, args.target)
-    y = y_col.to_numpy()
-    if task == "regression":
-        y = y.astype(np.float64)
-    groups = None
-    if args.groups is not None:
-        groups = read_groups(args.groups, features, args.target, args.drop, data)
-    max_features = args.max_features
+    inputs = read_inputs(pd, args, kind, ESTIMATORS[args.estimator])
+    X = inputs.X
     try:
-        resolve_max_features(max_features, X.shape[1])
+        resolve_max_features(args.max_features, X.shape[1])
     except ValueError as e:
         raise CLIError(
-            f"--max-features {max_features} is more than the {X.shape[1]} "
+            f"--max-features {args.max_features} is more than the {X.shape[1]} "
             "features; pass at most that, or a fraction such as 0.5"
         ) from e
+    selector = _fit(args, inputs)
+    table = score_table(selector)
+    names, rows = _report(args, selector, inputs, table)
+    if out is not None:
+        curve = None
+        if isinstance(args.max_features, str):
+            curve = curve_rows(selector.cv_results_)
+        write_scores(
+            pd, out, table, selector, args, inputs.task, groups=rows, curve=curve
+        )
+        _notice(args, f"wrote the score table to {out}")
+        if curve is not None and out.suffix.lower() == ".csv":
+            _notice(args, f"wrote the refit curve to {curve_path(out)}")
+    if out_data is not None:
+        kept = set(names)  # in the file's order, as a selector's transform keeps them
+        columns = [c for c in inputs.features.columns if str(c) in kept]
+        subset = inputs.frame[[*columns, args.target]]
+        if out_data.suffix.lower() == ".parquet":
+            subset.to_parquet(out_data, index=False)
+        else:
+            subset.to_csv(out_data, index=False)
+        _notice(args, f"wrote {len(names)} columns and the target to {out_data}")
+    if plot is not None:
+        save_plot(selector, plot, args.target)
+        _notice(args, f"drew the scores to {plot}")
 
+
+def _fit(args, inputs):
+    """Fit the selector the options describe on the inputs; errors as CLIError."""
     from ._selector import TreeInnerSelector
 
-    estimator = _make_estimator(args, task == "classification")
+    estimator = _make_estimator(args, inputs.task == "classification")
     if not reader_class(estimator).accepts_infinity:
-        check_finite_cells(X, ESTIMATORS[args.estimator])
+        check_finite_cells(inputs.X, ESTIMATORS[args.estimator])
     selector = TreeInnerSelector(
         estimator,
         attribution=args.attribution,
@@ -474,8 +470,8 @@ def _select(args) -> None:
         alpha=args.alpha,
         control=args.control,
         threshold=args.threshold,
-        max_features=max_features,
-        feature_groups=groups,
+        max_features=args.max_features,
+        feature_groups=inputs.groups,
         group_test=args.group_test,
         scoring=args.scoring,
         random_state=args.random_state,
@@ -485,20 +481,32 @@ def _select(args) -> None:
     # --threads caps OpenMP and BLAS too: HistGradientBoosting has no n_jobs.
     try:
         with threadpool_limits(limits=args.threads):
-            selector.fit(X, y)
+            selector.fit(inputs.X, inputs.y)
     except ValueError as e:  # the selector's and the boosters' own messages
         raise CLIError(one_line(e)) from e
     except Exception as e:  # LightGBMError is not a ValueError
         if type(e).__name__ != "LightGBMError":
             raise
         raise CLIError(f"LightGBM: {one_line(e)}") from e
+    return selector
 
-    table = score_table(selector)
+
+def _report(args, selector, inputs, table):
+    """Print the score table, the groups, the curve and the selection.
+
+    Returns the selected features' names and the group table (or None).
+    """
+    X, groups, task, max_features = (
+        inputs.X,
+        inputs.groups,
+        inputs.task,
+        args.max_features,
+    )
     split_word = f"{args.cv}-fold cross-fitting" if args.cv > 1 else "one 50/50 split"
     print(
-        f"{data.name}: {len(frame)} rows, {X.shape[1]} features; target "
-        f"{args.target!r} ({task}); {ESTIMATORS[args.estimator]}, {split_word}, "
-        f"{args.attribution}."
+        f"{inputs.data.name}: {len(inputs.frame)} rows, {X.shape[1]} features; "
+        f"target {args.target!r} ({task}); {ESTIMATORS[args.estimator]}, "
+        f"{split_word}, {args.attribution}."
     )
     # With groups the columns' adjusted p-values decide nothing: not shown.
     adjusted = groups is None and adjusts(args.control, args.alpha, X.shape[1])
@@ -539,25 +547,7 @@ def _select(args) -> None:
         f"\nselected {len(names)} {units} ({rule}): "
         + (", ".join(names) if names else "none")
     )
-    if out is not None:
-        curve = None
-        if isinstance(max_features, str):
-            curve = curve_rows(selector.cv_results_)
-        write_scores(pd, out, table, selector, args, task, groups=rows, curve=curve)
-        _notice(args, f"wrote the score table to {out}")
-        if curve is not None and out.suffix.lower() == ".csv":
-            _notice(args, f"wrote the refit curve to {curve_path(out)}")
-    if out_data is not None:
-        kept = set(names)  # in the file's order, as a selector's transform keeps them
-        subset = frame[[*(c for c in features.columns if str(c) in kept), args.target]]
-        if out_data.suffix.lower() == ".parquet":
-            subset.to_parquet(out_data, index=False)
-        else:
-            subset.to_csv(out_data, index=False)
-        _notice(args, f"wrote {len(names)} columns and the target to {out_data}")
-    if plot is not None:
-        save_plot(selector, plot, args.target)
-        _notice(args, f"drew the scores to {plot}")
+    return names, rows
 
 
 def _notice(args, text: str) -> None:

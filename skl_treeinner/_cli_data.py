@@ -13,6 +13,7 @@ import json
 import math
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,6 +22,8 @@ from ._validation import MANY_CLASSES, target_is_classes
 
 __all__ = [
     "CLIError",
+    "Inputs",
+    "read_inputs",
     "check_columns",
     "cli_import",
     "data_kind",
@@ -395,3 +398,55 @@ def write_scores(
 def curve_path(path: Path) -> Path:
     """Where a CSV ``--out`` puts the refit curve: ``NAME-curve.csv`` beside it."""
     return path.with_name(f"{path.stem}-curve{path.suffix}")
+
+
+class Inputs(NamedTuple):
+    """What ``select`` read from DATA and the options, checked."""
+
+    data: Path
+    #: The whole file, and its feature columns (the target and --drop out).
+    frame: object
+    features: object
+    #: The features as the booster gets them, the target, the task.
+    X: object
+    y: np.ndarray
+    task: str
+    #: ``--groups``: the feature groups, or None.
+    groups: dict | None
+
+
+def read_inputs(pd, args, kind: str, booster: str) -> Inputs:
+    """Read DATA, the target and the groups that ``args`` name; CLIError if bad.
+
+    ``kind`` is DATA's file type (:func:`data_kind`); ``booster`` the label
+    of the estimator ``--estimator`` names.
+    """
+    data = Path(args.data)
+    frame = read_data(pd, data, kind)
+    check_columns(frame, [args.target], data, "--target")
+    check_columns(frame, args.drop, data, "--drop")
+    if args.target in args.drop:
+        raise CLIError(f"--drop {args.target!r} names the target; drop another one")
+    y_col = frame[args.target]
+    if y_col.isna().any():
+        rows = np.flatnonzero(y_col.isna().to_numpy())
+        raise CLIError(
+            f"the target {args.target!r} is missing in {rows.size} of "
+            f"{len(frame)} rows (first at data rows {(rows[:5] + 1).tolist()}, "
+            "counting from 1 below the header); drop those rows or fill them in"
+        )
+    features = frame.drop(columns=[args.target, *args.drop])
+    if features.shape[1] == 0:
+        raise CLIError(
+            f"{data} has no columns left besides the target {args.target!r}; "
+            "TreeInner needs at least one feature"
+        )
+    X = prepare_features(pd, features, args.categorical, booster)
+    task = task_of(pd, y_col, args.task, args.target)
+    y = y_col.to_numpy()
+    if task == "regression":
+        y = y.astype(np.float64)
+    groups = None
+    if args.groups is not None:
+        groups = read_groups(args.groups, features, args.target, args.drop, data)
+    return Inputs(data, frame, features, X, y, task, groups)

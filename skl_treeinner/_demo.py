@@ -84,6 +84,55 @@ def _precision_recall(selected, truth):
     return precision, hits / int(truth.sum())
 
 
+def _print_methods(print_fn, n_samples, seed, seconds, rule) -> None:
+    """Print the data's truth and what each method does (``rule``: the test's)."""
+    print_fn(
+        f"skl-treeinner demo: {n_samples} rows, {N_FEATURES} features, seed {seed}."
+    )
+    print_fn(
+        f"Truth: y is the sum of {N_RELEVANT} features that take 2 to 4 values, "
+        f"plus noise {NOISE:g} times as loud;"
+    )
+    print_fn(
+        f"the other {N_FEATURES - N_RELEVANT} features are continuous noise, the "
+        "kind in-sample gain rewards."
+    )
+    print_fn("")
+    print_fn(
+        f"held-out TreeInner: TreeInnerSelector cross-fits XGBoost (300 trees, "
+        f"depth 4) over {CV} folds"
+    )
+    print_fn(
+        "  and sums each feature's TreeInner on the rows each fold's model never "
+        f"saw ({seconds:.1f}s);"
+    )
+    print_fn(
+        "  a score is a sum over rows, so it has a standard error (s.e.); the "
+        "selector keeps"
+    )
+    print_fn("  the features scoring above 0 by more than chance allows:")
+    print_fn(f"  {rule}.")
+    print_fn(
+        "in-sample gain: SelectFromModel on the total gain of XGBoost fitted on all "
+        "the rows;"
+    )
+    print_fn("  it selects the features above the mean gain.")
+    print_fn("")
+
+
+def _print_comparison(print_fn, rows) -> None:
+    """Print each method's (name, AUC, support, precision, recall) against the truth."""
+    print_fn(f"Against the truth ({N_RELEVANT} relevant features):")
+    print_fn(
+        f"{'':<20}  {'ROC AUC of scores':>17}  {'selected':>8}  {'precision':>9}  "
+        f"{'recall':>6}"
+    )
+    for name, auc, sup, prec, rec in rows:
+        print_fn(
+            f"{name:<20}  {auc:>17.3f}  {int(sup.sum()):>8}  {prec:>9.2f}  {rec:>6.2f}"
+        )
+
+
 def run_demo(
     n_samples: int = 2000,
     seed: int = 0,
@@ -144,39 +193,8 @@ def run_demo(
     prec_inner, rec_inner = _precision_recall(support, truth)
     prec_gain, rec_gain = _precision_recall(gain_support, truth)
 
-    print_fn(
-        f"skl-treeinner demo: {n_samples} rows, {N_FEATURES} features, seed {seed}."
-    )
-    print_fn(
-        f"Truth: y is the sum of {N_RELEVANT} features that take 2 to 4 values, "
-        f"plus noise {NOISE:g} times as loud;"
-    )
-    print_fn(
-        f"the other {N_FEATURES - N_RELEVANT} features are continuous noise, the "
-        "kind in-sample gain rewards."
-    )
-    print_fn("")
-    print_fn(
-        f"held-out TreeInner: TreeInnerSelector cross-fits XGBoost (300 trees, "
-        f"depth 4) over {CV} folds"
-    )
-    print_fn(
-        "  and sums each feature's TreeInner on the rows each fold's model never "
-        f"saw ({seconds:.1f}s);"
-    )
-    print_fn(
-        "  a score is a sum over rows, so it has a standard error (s.e.); the "
-        "selector keeps"
-    )
     rule = describe_rule(selector.control, selector.alpha, X.shape[1])
-    print_fn("  the features scoring above 0 by more than chance allows:")
-    print_fn(f"  {rule}.")
-    print_fn(
-        "in-sample gain: SelectFromModel on the total gain of XGBoost fitted on all "
-        "the rows;"
-    )
-    print_fn("  it selects the features above the mean gain.")
-    print_fn("")
+    _print_methods(print_fn, n_samples, seed, seconds, rule)
     table = format_table(
         score_table(selector),
         extra=[
@@ -188,18 +206,13 @@ def run_demo(
     for line in table.splitlines():
         print_fn(line)
     print_fn("")
-    print_fn(f"Against the truth ({N_RELEVANT} relevant features):")
-    print_fn(
-        f"{'':<20}  {'ROC AUC of scores':>17}  {'selected':>8}  {'precision':>9}  "
-        f"{'recall':>6}"
+    _print_comparison(
+        print_fn,
+        [
+            ("held-out TreeInner", auc_inner, support, prec_inner, rec_inner),
+            ("in-sample gain", auc_gain, gain_support, prec_gain, rec_gain),
+        ],
     )
-    for name, auc, sup, prec, rec in (
-        ("held-out TreeInner", auc_inner, support, prec_inner, rec_inner),
-        ("in-sample gain", auc_gain, gain_support, prec_gain, rec_gain),
-    ):
-        print_fn(
-            f"{name:<20}  {auc:>17.3f}  {int(sup.sum()):>8}  {prec:>9.2f}  {rec:>6.2f}"
-        )
     return {
         "scores": scores,
         "split_scores": split_scores,

@@ -388,13 +388,44 @@ class Kernels:
         # residual: (C, n_trees, rows), C-contiguous float64.
         ts = _numba_treeshap()
         ens = self.ensemble
-        rule = ens.split_rule
         leaves = np.ascontiguousarray(leaves, dtype=np.int64)
         channels = residual.shape[0]
         n, p = leaves.shape[0], ens.n_features
         if n == 0:
             empty = np.zeros((channels, 0 if per_row else ens.n_iterations, p))
             return empty, np.zeros(0, dtype=np.int64)
+        kernel, trees_done, booster_rounds = self._treeshap_kernel(
+            ts, X, leaves, residual
+        )
+        parts, out = self._treeshap_threads(
+            ts, kernel, trees_done, shape=(channels, n, p), per_row=per_row
+        )
+        statuses = {status for status, _ in parts}
+        if ts.MISROUTED in statuses:
+            warnings.warn(
+                "The booster's split rule, applied at every split for TreeSHAP, "
+                "sent a row to another leaf than the booster's own routing; "
+                "TreeSHAP was computed with the booster's own routine instead "
+                "(slower, same definition). Please report it to skl-treeinner "
+                "with the library's version.",
+                UserWarning,
+                stacklevel=3,
+            )
+            return None, None
+        if ts.TOO_DEEP in statuses:  # pragma: no cover - filtered above
+            return None, None
+        if per_row:
+            return out, booster_rounds
+        return _total([part for _, part in parts]), booster_rounds
+
+    def _treeshap_kernel(self, ts, X, leaves, residual):
+        """Return the TreeSHAP kernel for rows [a, b), and the trees it covers.
+
+        ``kernel(trees, a, b, rounds, rows)``; the other rounds (paths over
+        ``MAX_PATH_FEATURES`` distinct features) go to the booster.
+        """
+        ens = self.ensemble
+        rule = ens.split_rule
         tree_round = np.ascontiguousarray(ens.tree_iteration, dtype=np.int64)
         offsets = np.ascontiguousarray(ens.tree_offsets, dtype=np.int64)
         feature = np.ascontiguousarray(ens.feature, dtype=np.int64)
@@ -439,6 +470,15 @@ class Kernels:
                     rounds, rows,
                 )  # fmt: skip
 
+        return kernel, trees_done, booster_rounds
+
+    def _treeshap_threads(self, ts, kernel, trees_done, *, shape, per_row):
+        """Run ``kernel`` in threads: ``(statuses and parts, per-row terms)``.
+
+        ``shape`` is (channels, rows, features).
+        """
+        channels, n, p = shape
+
         def blocks(a, b):
             # Rows in blocks of TREESHAP_ROW_BLOCK: the kernels' scratch per
             # tree (sides of every split, pattern tables) grows with them.
@@ -464,7 +504,7 @@ class Kernels:
             # Threads split the trees, each with TREESHAP_PAIRS_PER_THREAD
             # (row, tree) pairs at least: with few rows a thread is not worth it.
             def work(a, b):
-                rounds = np.zeros((channels, ens.n_iterations, p))
+                rounds = np.zeros((channels, self.ensemble.n_iterations, p))
                 status = ts.OK
                 for s, e in blocks(0, n):
                     status = max(status, kernel(trees_done[a:b], s, e, rounds, none))
@@ -474,23 +514,8 @@ class Kernels:
             parts = _in_threads(
                 work, max(trees_done.size, 1), self.n_threads, trees_per_thread
             )
-        statuses = {status for status, _ in parts}
-        if ts.MISROUTED in statuses:
-            warnings.warn(
-                "The booster's split rule, applied at every split for TreeSHAP, "
-                "sent a row to another leaf than the booster's own routing; "
-                "TreeSHAP was computed with the booster's own routine instead "
-                "(slower, same definition). Please report it to skl-treeinner "
-                "with the library's version.",
-                UserWarning,
-                stacklevel=3,
-            )
-            return None, None
-        if ts.TOO_DEEP in statuses:  # pragma: no cover - filtered above
-            return None, None
-        if per_row:
-            return out, booster_rounds
-        return _total([part for _, part in parts]), booster_rounds
+            out = None
+        return parts, out
 
     def iteration_gradients(self, leaves, y) -> np.ndarray:
         """:meth:`TreeEnsemble.iteration_gradients`, fused: (rows, R, K)."""

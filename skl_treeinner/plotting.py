@@ -17,10 +17,18 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._cutoff import adjusts, describe_rule, resolve_max_features
+from ._cutoff import adjusts
 from ._engines import engine_for
-from ._optional import import_optional
 from ._plan import is_classifier
+from ._plot_parts import (
+    bars,
+    check_score_options,
+    check_top,
+    new_axes,
+    pyplot,
+    rule_text,
+    write_pvalues,
+)
 from ._readers import read_model
 from ._readers._base import feature_names_of
 from ._refit_curve import (
@@ -29,34 +37,11 @@ from ._refit_curve import (
     curve_standard_error,
     scoring_name,
 )
-from ._report import format_pvalue
 from ._validation import check_attribution, check_params
 
 __all__ = ["plot_refit_curve", "plot_score_path", "plot_scores"]
 
 _FITTED = ["scores_", "scores_se_", "split_scores_"]
-
-
-def _pyplot():
-    """Import matplotlib.pyplot, or say how to install it."""
-    return import_optional(
-        "matplotlib.pyplot", extra="plot", purpose="skl_treeinner.plotting"
-    )
-
-
-def _new_axes(plt, ax, height, width=6.4):
-    if ax is not None:
-        return ax
-    _, ax = plt.subplots(figsize=(width, height), layout="constrained")
-    return ax
-
-
-def _check_top(top, name="top"):
-    if top is None:
-        return None
-    if isinstance(top, bool) or not isinstance(top, Integral) or top < 1:
-        raise ValueError(f"{name} must be a positive int or None, got {top!r}.")
-    return int(top)
 
 
 def plot_scores(
@@ -163,56 +148,17 @@ def plot_scores(
     'x0'
     """
     check_is_fitted(selector, _FITTED)
-    check_params(
-        "plot_scores",
-        {
-            "sort": ["boolean"],
-            "error_bars": ["boolean"],
-            "pvalues": ["boolean"],
-            "by_group": ["boolean", None],
-        },
-        {
-            "sort": sort,
-            "error_bars": error_bars,
-            "pvalues": pvalues,
-            "by_group": by_group,
-        },
-    )
-    top = _check_top(top)
+    top = check_top(top)
     grouped = getattr(selector, "_feature_groups", None) is not None
-    if by_group is None:
-        by_group = grouped
-    elif by_group and not grouped:
-        raise ValueError(
-            "by_group=True needs a selector fitted with feature_groups; this "
-            "one scored columns only."
-        )
-    plt = _pyplot()
+    by_group = check_score_options(
+        grouped, sort=sort, error_bars=error_bars, pvalues=pvalues, by_group=by_group
+    )
+    plt = pyplot()
     from matplotlib.patches import Patch
 
-    support = np.asarray(selector.support_, dtype=bool)
     threshold = float(selector.threshold_)
     n_splits = np.asarray(selector.split_scores_).shape[0]
-    names = getattr(selector, "feature_names_in_", None)
-    if by_group:
-        members = list(selector.groups_.values())
-        scores = np.asarray(selector.group_scores_, dtype=np.float64)
-        se = np.asarray(selector.group_scores_se_, dtype=np.float64)
-        support = np.array([support[cols[0]] for cols in members], dtype=bool)
-        names = [
-            f"{name} ({len(cols)})" if len(cols) > 1 else str(name)
-            for name, cols in selector.groups_.items()
-        ]
-        adjusted_p = selector.group_pvalues_adjusted_
-        unit = "groups"
-    else:
-        scores = np.asarray(selector.scores_, dtype=np.float64)
-        se = np.asarray(selector.scores_se_, dtype=np.float64)
-        if names is None:
-            names = [f"x{j}" for j in range(scores.size)]
-        names = [str(name) for name in names]
-        adjusted_p = getattr(selector, "pvalues_adjusted_", selector.pvalues_)
-        unit = "features"
+    scores, se, support, names, adjusted_p, unit = bars(selector, by_group)
 
     by_score = np.argsort(-scores, kind="mergesort")
     shown = by_score[:top] if top is not None else by_score
@@ -222,29 +168,18 @@ def plot_scores(
     spread = se if error_bars else None
 
     # wider than the default: the legend stands beside the bars
-    ax = _new_axes(plt, ax, height=min(1.2 + 0.24 * n, 60.0), width=8.0)
+    ax = new_axes(plt, ax, height=min(1.2 + 0.24 * n, 60.0), width=8.0)
     pos = np.arange(n)[::-1]  # first shown at the top
     colors = np.where(support[shown], selected_color, other_color).tolist()
     ax.barh(pos, scores[shown], color=colors, height=0.7, gid="scores")
-    control = getattr(selector, "control", "per_feature")
-    alpha = getattr(selector, "alpha", None)
     # What the selection counted: the groups when it has them.
     n_units = len(selector.groups_) if grouped else scores.size
-    adjusted = adjusts(control, alpha, n_units) and (by_group or not grouped)
-    # The rule, always: a bar past the threshold can be grey for its p-value.
-    rule = "score > threshold"
-    if alpha is not None:
-        rule = f"{describe_rule(control, alpha, n_units)} and {rule}"
-    cap = selector.max_features
-    if isinstance(cap, str):  # the refit curve's rule
-        rule += f", the best {selector._curve_k()} by the refit curve ({cap})"
-        cap = None
-    elif callable(cap):
-        cap = getattr(selector, "max_features_", None)
-    elif cap is not None:
-        cap = resolve_max_features(cap, n_units)
-    if cap is not None:
-        rule += f", at most {cap}" + (" groups" if grouped else "")
+    adjusted = adjusts(
+        getattr(selector, "control", "per_feature"),
+        getattr(selector, "alpha", None),
+        n_units,
+    ) and (by_group or not grouped)
+    rule = rule_text(selector, n_units, grouped)
     if grouped and not by_group:  # columns kept or dropped with their group
         rule = f"with their group, whose\n{rule}"
         adjusted_p = selector.pvalues_
@@ -279,7 +214,7 @@ def plot_scores(
     )
     if pvalues:
         reach = scores if spread is None else scores + spread
-        _write_pvalues(ax, adjusted_p, "adj. p" if adjusted else "p", reach, shown, pos)
+        write_pvalues(ax, adjusted_p, "adj. p" if adjusted else "p", reach, shown, pos)
     ax.set_yticks(pos, labels=[names[j] for j in shown])
     ax.set_ylim(-0.6, n - 0.4)
     splits = "1 split" if n_splits == 1 else f"sum over {n_splits} splits"
@@ -297,26 +232,6 @@ def plot_scores(
     )
     ax.grid(axis="x", alpha=0.3)
     return ax
-
-
-def _write_pvalues(ax, adjusted, label, reach, shown, pos):
-    """Write each shown bar's p-value (adjusted as ``control`` asks) at its right.
-
-    ``reach`` is where each bar (with its error bar) ends on the right.
-    """
-    right = np.maximum(reach[shown], 0.0)
-    pad = 0.01 * max(float(np.max(np.abs(reach[shown]))), 1e-300)
-    for x, y, j in zip(right, pos, shown, strict=True):
-        ax.text(
-            x + pad,
-            y,
-            f"{label} {format_pvalue(adjusted[j])}",
-            va="center",
-            ha="left",
-            fontsize="x-small",
-            gid="pvalue",
-        )
-    ax.margins(x=0.15)
 
 
 def plot_score_path(
@@ -421,8 +336,8 @@ def plot_score_path(
     """
     check_attribution(attribution)
     check_params("plot_score_path", {"verbose": ["verbose"]}, {"verbose": verbose})
-    top = _check_top(top)
-    plt = _pyplot()
+    top = check_top(top)
+    plt = pyplot()
     reader = read_model(model)
     path = engine_for(X, y, sample_weight).tree_inner(
         reader,
@@ -443,7 +358,7 @@ def plot_score_path(
     else:
         shown = _resolve_features(features, names)
 
-    ax = _new_axes(plt, ax, height=4.2)
+    ax = new_axes(plt, ax, height=4.2)
     iterations = np.arange(1, n_iter + 1)
     for j in shown:
         ax.plot(iterations, cumulative[:, j], label=names[j], linewidth=1.4)
@@ -500,8 +415,8 @@ def plot_refit_curve(selector, *, ax=None, color="tab:blue"):
             "This selector has no refit curve: fit it with max_features='best' "
             "or '1se' to draw one."
         )
-    plt = _pyplot()
-    ax = _new_axes(plt, ax, 4.0)
+    plt = pyplot()
+    ax = new_axes(plt, ax, 4.0)
     ks = np.asarray(results["n_features"])
     mean = np.asarray(results["mean_test_score"])
     se = curve_standard_error(results)

@@ -1,4 +1,4 @@
-"""The package's shape, held by tests: module sizes and positional parameters.
+"""The package's shape, held by tests: module and function sizes, parameters, names.
 
 The import structure (layers, one dispatch place for the engines, engines
 independent, Dask only in its engine) is held by the import-linter contracts
@@ -18,8 +18,13 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 MAX_LINES = 600
 #: The most positional parameters of a function (``self``/``cls`` included).
 MAX_POSITIONAL = 6
-#: Compiled numba kernels take plain arrays by necessity.
+#: The longest function the package keeps, in lines (its docstring aside).
+MAX_FUNCTION_LINES = 100
+#: Compiled numba kernels take plain arrays by necessity, and are long for
+#: speed (one pass, no calls the compiler cannot inline).
 EXEMPT = {"_numba_kernels.py", "_numba_treeshap.py"}
+#: argparse's declarative parser: one statement per option, nothing to split.
+LONG_EXEMPT = {("_cli.py", "build_parser")}
 
 
 def _name(path):
@@ -44,11 +49,36 @@ def too_many_positional(source: str) -> list[str]:
     return found
 
 
+def too_long_functions(source: str, module: str = "") -> list[str]:
+    """Functions of ``source`` over :data:`MAX_FUNCTION_LINES`, docstrings aside."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if (module, node.name) in LONG_EXEMPT:
+            continue
+        lines = node.end_lineno - node.lineno + 1
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+            if isinstance(first.value.value, str):
+                lines -= first.end_lineno - first.lineno + 1
+        if lines > MAX_FUNCTION_LINES:
+            found.append(f"{node.name} (line {node.lineno}): {lines} lines")
+    return found
+
+
 def test_the_checks_catch_what_they_are_for():
     assert too_long("x = 1\n" * (MAX_LINES + 1)) == MAX_LINES + 1
     assert too_long("x = 1\n" * MAX_LINES) is None
     source = "def f(a, b, c, d, e, f, g):\n    pass\n"
     assert too_many_positional(source) == ["f (line 1): 7"]
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    assert too_long_functions(f"def f():\n{body}") == [
+        f"f (line 1): {MAX_FUNCTION_LINES + 1} lines"
+    ]
+    shorter = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES - 1))
+    documented = 'def f():\n    """A\n\n    long docstring.\n    """\n' + shorter
+    assert too_long_functions(documented) == []  # 100 lines, docstring aside
     keyword_only = "def f(a, b, c, d, e, f, *, g):\n    pass\n"
     assert too_many_positional(keyword_only) == []
     assert (
@@ -80,6 +110,17 @@ def test_no_function_takes_more_than_six_positional_parameters(path):
     assert not offenders, (
         f"{_name(path)}: functions with more than {MAX_POSITIONAL} positional "
         f"parameters; make the rest keyword-only: {offenders}"
+    )
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in MODULES if p.name not in EXEMPT], ids=_name
+)
+def test_no_function_over_a_hundred_lines(path):
+    offenders = too_long_functions(path.read_text(encoding="utf-8"), path.name)
+    assert not offenders, (
+        f"{_name(path)}: functions over {MAX_FUNCTION_LINES} lines (docstring "
+        f"aside); split them into steps (parse, build, check): {offenders}"
     )
 
 

@@ -207,10 +207,13 @@ class ModelReader(EstimatorHooks):
 
     # -- reading -------------------------------------------------------------------
     def cached_read(
-        self, serialized: tuple[bytes | str, ...], read: Callable[[], TreeEnsemble]
-    ) -> TreeEnsemble:
-        """Return ``read()``, or the ensemble read before from the same bytes.
+        self,
+        serialized: tuple[bytes | str, ...],
+        read: Callable[[], tuple[TreeEnsemble, list[str]]],
+    ) -> tuple[TreeEnsemble, list[str]]:
+        """Return ``read()``, or what it returned before for the same bytes.
 
+        ``read()`` returns the ensemble and its :attr:`lost_identities`.
         ``serialized`` must hold everything ``read`` depends on, as the
         library saves it (the model's bytes, its configuration): the key is
         their BLAKE2 digest, so a model changed in place (trained further,
@@ -231,14 +234,13 @@ class ModelReader(EstimatorHooks):
                 _READ_CACHE.move_to_end(key)
         if hit is not None:
             ensemble, lost = hit
-            self.lost_identities = list(lost)
-            return ensemble
-        ensemble = read()
+            return ensemble, list(lost)
+        ensemble, lost = read()
         with _READ_CACHE_LOCK:
-            _READ_CACHE[key] = (ensemble, tuple(self.lost_identities))
+            _READ_CACHE[key] = (ensemble, tuple(lost))
             while len(_READ_CACHE) > READ_CACHE_SIZE:
                 _READ_CACHE.popitem(last=False)
-        return ensemble
+        return ensemble, list(lost)
 
     # -- routing -------------------------------------------------------------------
     def iter_leaves(

@@ -120,6 +120,105 @@ def _symmetric_tree(d: int, columns):
     return left, right, feature
 
 
+def _tree_arrays(trees, owners, scale, k):
+    """Return (offsets, left, right, feature, leaf value, cover) of all trees.
+
+    One tree per output of each symmetric tree, of the same shape; covers
+    are the leaves' weights summed up the tree (:func:`subtree_sums`).
+    """
+    lefts, rights, feats, leaf_vals, covers, sizes = [], [], [], [], [], []
+    offset = 0
+    for m, tree in enumerate(trees):
+        splits = tree.get("splits") or []  # null: a tree of one leaf
+        d = len(splits)
+        columns = []
+        for split in splits:
+            owner = owners[split["split_index"]]
+            if len(owner) != 1 or owner[0] is None:
+                raise ValueError(
+                    f"Tree {m} of the CatBoost model splits on a combination of "
+                    "features (a CTR of several columns), which TreeInner "
+                    "cannot attribute to one feature. Refit with "
+                    "max_ctr_complexity=1."
+                )
+            columns.append(owner[0])
+        n_inner, n_leaves = 2**d - 1, 2**d
+        size = n_inner + n_leaves
+        values = np.asarray(tree["leaf_values"], dtype=np.float64) * scale
+        values = values.reshape(n_leaves, k)
+        left, right, feature = _symmetric_tree(d, columns)
+        cover = np.zeros(size)
+        cover[n_inner:] = np.asarray(tree["leaf_weights"], dtype=np.float64)
+        for c in range(k):  # one tree per output, same shape
+            value = np.zeros(size)
+            value[n_inner:] = values[:, c]
+            lefts.append(np.where(left >= 0, left + offset, -1))
+            rights.append(np.where(right >= 0, right + offset, -1))
+            feats.append(feature)
+            leaf_vals.append(value)
+            covers.append(cover)
+            sizes.append(size)
+            offset += size
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    if not sizes:
+        empty = np.zeros(0, dtype=np.int64)
+        return offsets, empty, empty, empty, np.zeros(0), np.zeros(0)
+    left, right = np.concatenate(lefts), np.concatenate(rights)
+    cover = subtree_sums(left, right, np.concatenate(covers))
+    return offsets, left, right, np.concatenate(feats), np.concatenate(leaf_vals), cover
+
+
+def _lost_settings(params: dict, cover) -> list[str]:
+    """Training settings (each a short phrase) under which Prop. 3 does not hold."""
+    lost = []
+    weighted = bool(np.any(np.abs(cover - np.round(cover)) > 1e-6))
+    class_weighted = (
+        params.get("class_weights")
+        or params.get("auto_class_weights") not in (None, "None")
+        or float(params.get("scale_pos_weight", 1) or 1) != 1
+    )
+    if weighted or class_weighted:
+        lost.append(
+            "sample or class weights (CatBoost scales l2_leaf_reg by the mean "
+            "training weight, which the model does not store)"
+        )
+    loss = _loss_name(params)
+    method = params.get("leaf_estimation_method", "Newton")
+    if loss != "RMSE" and method == "Newton":
+        lost.append(
+            f"{loss} with Newton leaf values (CatBoost stores row counts, not "
+            "the hessian sums, so inner nodes weigh children by rows; "
+            "leaf_estimation_method='Gradient' makes the identity exact)"
+        )
+    if int(params.get("leaf_estimation_iterations", 1)) > 1:
+        lost.append(
+            f"leaf_estimation_iterations={params['leaf_estimation_iterations']} "
+            "(several steps per leaf: leaf values are not -αG/(H+λ))"
+        )
+    if float(params.get("model_shrink_rate", 0) or 0) > 0:
+        lost.append("model_shrink_rate > 0 (earlier trees shrink as trees are added)")
+    for flag in ("langevin", "posterior_sampling"):
+        if params.get(flag):
+            lost.append(f"{flag}=True (noise added to the leaf values)")
+    return lost
+
+
+def _feature_names(info: dict) -> tuple[int, tuple[str, ...] | None]:
+    """Return the number of input features and their names (None if unnamed)."""
+    features = [
+        f
+        for kind in ("float_features", "categorical_features")
+        for f in info.get(kind, [])
+    ]
+    flat = [f["flat_feature_index"] for f in features]
+    n_features = max(flat) + 1 if flat else 0
+    by_index = {f["flat_feature_index"]: f.get("feature_id", "") for f in features}
+    names = [by_index.get(i, "") for i in range(n_features)]
+    # Trained on arrays, CatBoost names nothing (or "0", "1", ...).
+    named = all(names) and names != [str(i) for i in range(n_features)]
+    return n_features, tuple(names) if named else None
+
+
 class CatBoostReader(ModelReader):
     """Read a fitted ``catboost.CatBoost`` model (regressor, classifier or loaded).
 
@@ -162,7 +261,7 @@ class CatBoostReader(ModelReader):
         ):
             self.classes_ = np.asarray(classes)
         text = self._json()
-        self.ensemble = self.cached_read(
+        self.ensemble, self.lost_identities = self.cached_read(
             (text, json.dumps(params, sort_keys=True, default=str)),
             lambda: self._read(json.loads(text), params),
         )
@@ -314,7 +413,8 @@ class CatBoostReader(ModelReader):
         return {"eval_set": cb.Pool(X_es, y_es, weight=sample_weight, cat_features=cat)}
 
     # -- reading -----------------------------------------------------------------
-    def _read(self, model_json: dict, params: dict) -> TreeEnsemble:
+    def _read(self, model_json: dict, params: dict) -> tuple[TreeEnsemble, list]:
+        """Read the model's JSON; return the ensemble and the identities lost."""
         trees = model_json.get("oblivious_trees")
         if trees is None or "trees" in model_json:
             raise ValueError(
@@ -324,107 +424,19 @@ class CatBoostReader(ModelReader):
         scale, bias = model_json.get("scale_and_bias", [1.0, [0.0]])
         bias = np.atleast_1d(np.asarray(bias, dtype=np.float64))
         info = model_json["features_info"]
-        owners = _split_features(info)
         n_leaves0 = max(len(trees[0]["leaf_weights"]), 1) if trees else 1
         k = max(1, len(trees[0]["leaf_values"]) // n_leaves0) if trees else 1
         if bias.size == 1 and k > 1:
             bias = np.repeat(bias, k)
-        flat = [
-            f["flat_feature_index"]
-            for kind in ("float_features", "categorical_features")
-            for f in info.get(kind, [])
-        ]
-        n_features = max(flat) + 1 if flat else 0
-
-        lefts, rights, feats, leaf_vals, covers, sizes = [], [], [], [], [], []
-        offset = 0
-        for m, tree in enumerate(trees):
-            splits = tree.get("splits") or []  # null: a tree of one leaf
-            d = len(splits)
-            columns = []
-            for split in splits:
-                owner = owners[split["split_index"]]
-                if len(owner) != 1 or owner[0] is None:
-                    raise ValueError(
-                        f"Tree {m} of the CatBoost model splits on a combination of "
-                        "features (a CTR of several columns), which TreeInner "
-                        "cannot attribute to one feature. Refit with "
-                        "max_ctr_complexity=1."
-                    )
-                columns.append(owner[0])
-            n_inner, n_leaves = 2**d - 1, 2**d
-            size = n_inner + n_leaves
-            values = np.asarray(tree["leaf_values"], dtype=np.float64) * scale
-            values = values.reshape(n_leaves, k)
-            left, right, feature = _symmetric_tree(d, columns)
-            cover = np.zeros(size)
-            cover[n_inner:] = np.asarray(tree["leaf_weights"], dtype=np.float64)
-            for c in range(k):  # one tree per output, same shape
-                value = np.zeros(size)
-                value[n_inner:] = values[:, c]
-                lefts.append(np.where(left >= 0, left + offset, -1))
-                rights.append(np.where(right >= 0, right + offset, -1))
-                feats.append(feature)
-                leaf_vals.append(value)
-                covers.append(cover)
-                sizes.append(size)
-                offset += size
-        n_trees = len(sizes)
-        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        if n_trees:
-            left = np.concatenate(lefts)
-            right = np.concatenate(rights)
-            feature = np.concatenate(feats)
-            leaf_value = np.concatenate(leaf_vals)
-            cover = subtree_sums(left, right, np.concatenate(covers))
-        else:
-            left = right = feature = np.zeros(0, dtype=np.int64)
-            leaf_value = cover = np.zeros(0)
-        lam = float(params.get("l2_leaf_reg", 3.0))
-        lost = []
-        weighted = bool(np.any(np.abs(cover - np.round(cover)) > 1e-6))
-        class_weighted = (
-            params.get("class_weights")
-            or params.get("auto_class_weights") not in (None, "None")
-            or float(params.get("scale_pos_weight", 1) or 1) != 1
+        offsets, left, right, feature, leaf_value, cover = _tree_arrays(
+            trees, _split_features(info), scale, k
         )
-        if weighted or class_weighted:
-            lost.append(
-                "sample or class weights (CatBoost scales l2_leaf_reg by the mean "
-                "training weight, which the model does not store)"
-            )
-        loss = _loss_name(params)
-        method = params.get("leaf_estimation_method", "Newton")
-        if loss != "RMSE" and method == "Newton":
-            lost.append(
-                f"{loss} with Newton leaf values (CatBoost stores row counts, not "
-                "the hessian sums, so inner nodes weigh children by rows; "
-                "leaf_estimation_method='Gradient' makes the identity exact)"
-            )
-        if int(params.get("leaf_estimation_iterations", 1)) > 1:
-            lost.append(
-                f"leaf_estimation_iterations={params['leaf_estimation_iterations']} "
-                "(several steps per leaf: leaf values are not -αG/(H+λ))"
-            )
-        if float(params.get("model_shrink_rate", 0) or 0) > 0:
-            lost.append(
-                "model_shrink_rate > 0 (earlier trees shrink as trees are added)"
-            )
-        for flag in ("langevin", "posterior_sampling"):
-            if params.get(flag):
-                lost.append(f"{flag}=True (noise added to the leaf values)")
-        self.lost_identities = lost
+        n_trees = offsets.size - 1
+        lam = float(params.get("l2_leaf_reg", 3.0))
+        lost = _lost_settings(params, cover)
         value = node_values_from_leaves(left, right, leaf_value, cover, lam)
-        by_index = {
-            f["flat_feature_index"]: f.get("feature_id", "")
-            for kind in ("float_features", "categorical_features")
-            for f in info.get(kind, [])
-        }
-        names = [by_index.get(i, "") for i in range(n_features)]
-        # Trained on arrays, CatBoost names nothing (or "0", "1", ...).
-        named = all(names) and names != [str(i) for i in range(n_features)]
-        feature_names = tuple(names) if named else None
-        return TreeEnsemble(
+        n_features, feature_names = _feature_names(info)
+        ensemble = TreeEnsemble(
             tree_offsets=offsets,
             children_left=left,
             children_right=right,
@@ -447,6 +459,7 @@ class CatBoostReader(ModelReader):
                 oblivious=True,
             ),
         )
+        return ensemble, lost
 
     def total_gain(self) -> np.ndarray:
         """CatBoost stores no split gains: refused, with what to use instead."""

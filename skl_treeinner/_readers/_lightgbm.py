@@ -44,16 +44,15 @@ import numpy as np
 from .._ensemble import (
     TreeEnsemble,
     node_values_from_leaves,
-    subtree_sums,
 )
 from .._kernels import global_leaves
 from .._optional import import_optional
 from ._base import ModelReader, feature_names_of, n_rows, polars_as_pandas
 from ._lightgbm_text import (
-    floats,
-    ints,
-    model_objective,
+    check_model,
+    lost_settings,
     parameters,
+    parse_nodes,
     parse_trees,
     split_rule,
     zero_root_gradient,
@@ -94,6 +93,61 @@ def _learning_rate_from_gain(t, value, gain, *, left, right, cover, node_lam, la
     return float(np.sqrt(num @ gain[t] / (gain[t] @ gain[t])))
 
 
+def _node_lambda(nodes, header, params, lam) -> tuple[np.ndarray, list[str]]:
+    """Return each node's λ, and the identity lost where categorical splits add one.
+
+    Children of a many-vs-many categorical split are regularised by
+    lambda_l2 + cat_l2 (LightGBM's FindBestThresholdCategorical); a feature
+    is split one-vs-rest, with lambda_l2, when its bins (the entries of
+    feature_infos, "other" included) are <= max_cat_to_onehot.
+    """
+    left, right = nodes.left, nodes.right
+    node_lam = np.full(left.size, lam)
+    cat_l2 = float(params.get("cat_l2", 10))
+    many = nodes.categorical & (left >= 0)
+    if not (np.any(many) and cat_l2 > 0):
+        return node_lam, []
+    infos = header.get("feature_infos", "").split()
+    n_bins = np.array([len(i.split(":")) for i in infos])
+    onehot_max = int(params.get("max_cat_to_onehot", 4))
+    many &= n_bins[np.maximum(nodes.feature, 0)] > onehot_max
+    node_lam[left[many]] = node_lam[right[many]] = lam + cat_l2
+    if not np.any((node_lam != lam) & (left >= 0)):
+        return node_lam, []
+    return node_lam, [
+        f"categorical splits with cat_l2={cat_l2:g} (their children "
+        "are regularised by lambda_l2 + cat_l2, but LightGBM's gain of "
+        "the children's own splits uses lambda_l2)"
+    ]
+
+
+def _intercepts(nodes, added, node_lam, *, exact):
+    """Return the first trees' intercepts and the leaf values without them.
+
+    ``added[m]``: whether LightGBM added the intercept to tree m (of the
+    first iteration). Where the root's gradient sum is zero (``exact``),
+    G = Σ_leaves (v - b)(H + λ) = 0 gives b to full precision, unlike the
+    6-digit stored root value. Inner nodes' values are zeroed (they follow
+    from the leaves).
+    """
+    offsets, left = nodes.offsets, nodes.left
+    leaf_value = nodes.leaf_value.copy()
+    intercept = np.zeros(added.size)
+    for m in np.flatnonzero(added):
+        tree = np.arange(offsets[m], offsets[m + 1])
+        leaves = tree[left[tree] < 0]
+        if leaves.size == 1:
+            intercept[m] = leaf_value[leaves[0]]
+        elif exact:
+            weight = nodes.cover[leaves] + node_lam[leaves]
+            intercept[m] = leaf_value[leaves] @ weight / weight.sum()
+        else:
+            intercept[m] = nodes.stored[offsets[m]]
+        leaf_value[tree] -= intercept[m]
+    leaf_value[left >= 0] = 0.0
+    return intercept, leaf_value
+
+
 class LightGBMReader(ModelReader):
     """Read a ``lightgbm.Booster`` or ``lightgbm.LGBMModel``.
 
@@ -119,7 +173,9 @@ class LightGBMReader(ModelReader):
         self._num_iteration = best if best and 0 < best < n_rounds else n_rounds
         self.booster = booster
         text = booster.model_to_string(num_iteration=self._num_iteration)
-        self.ensemble = self.cached_read((text,), lambda: self._read(text))
+        self.ensemble, self.lost_identities = self.cached_read(
+            (text,), lambda: self._read(text)
+        )
 
     # -- estimators --------------------------------------------------------------
     @classmethod
@@ -259,182 +315,58 @@ class LightGBMReader(ModelReader):
         return params
 
     # -- reading ---------------------------------------------------------------
-    def _read(self, text: str) -> TreeEnsemble:
+    def _read(self, text: str) -> tuple[TreeEnsemble, list[str]]:
+        """Parse the model text; return the ensemble and the identities lost."""
         header = dict(
             re.findall(r"^(\w+)=(.*)$", text.partition("\nTree=")[0], re.MULTILINE)
         )
         params = parameters(text)
-        boosting = params.get("boosting", "gbdt")
-        if "average_output" in header or boosting == "rf":
-            raise ValueError(
-                "LightGBM boosting='rf' is not supported: a random forest's trees "
-                "are averaged, not boosted, so they do not fit the residual of the "
-                "trees before them (TreeInner, Def. 4). Refit with "
-                "boosting='gbdt'."
-            )
-        if boosting == "dart":
-            raise ValueError(
-                "LightGBM boosting='dart' is not supported: dropout rescales trees "
-                "at random while training, so the residual each tree was fitted "
-                "to cannot be reconstructed. Refit with boosting='gbdt'."
-            )
-        objective = model_objective(header.get("objective", "regression"), params)
-        k = int(header.get("num_tree_per_iteration", 1))
-        if k != objective.n_outputs:
-            raise ValueError(  # pragma: no cover - LightGBM keeps them equal
-                f"LightGBM model has {k} trees per iteration for an objective "
-                f"with {objective.n_outputs} outputs."
-            )
         trees = parse_trees(text)
-        if not trees or not trees[0]:
-            raise ValueError("The LightGBM model has no trees; fit it first.")
-        if any(t.get("is_linear", "0") != "0" for t in trees):
-            raise ValueError(
-                "LightGBM linear_tree=True is not supported: leaves hold linear "
-                "models, so a row's prediction is not the value of the leaf it "
-                "reaches and PreDecomp (Def. 1) does not add up to it. Refit "
-                "with linear_tree=False."
-            )
-
-        lost = []
-        l1 = float(params.get("lambda_l1", 0))
-        if l1 > 0:
-            lost.append(f"lambda_l1={l1:g} (L1 shrinks leaf values)")
-        mds = float(params.get("max_delta_step", 0))
-        if mds > 0:
-            lost.append(f"max_delta_step={mds:g} (leaf values may be clipped)")
-        smooth = float(params.get("path_smooth", 0))
-        if smooth > 0:
-            lost.append(
-                f"path_smooth={smooth:g} (leaf values are pulled toward their parent)"
-            )
-        if params.get("monotone_constraints", "").strip(" 0,"):
-            lost.append("monotone_constraints (leaf values were bounded)")
-        if params.get("is_unbalance", "0") in ("1", "true"):
-            lost.append(
-                "is_unbalance (class weights from training counts that the model "
-                "does not keep; pass scale_pos_weight instead)"
-            )
-        self.lost_identities = lost
-
-        n_leaves = np.array([int(t["num_leaves"]) for t in trees], dtype=np.int64)
-        sizes = 2 * n_leaves - 1
-        offsets = np.concatenate([[0], np.cumsum(sizes)])
-        n_nodes = int(offsets[-1])
-        left = np.full(n_nodes, -1, dtype=np.int64)
-        right = np.full(n_nodes, -1, dtype=np.int64)
-        feature = np.full(n_nodes, -1, dtype=np.int64)
-        leaf_value = np.zeros(n_nodes)
-        cover = np.zeros(n_nodes)
-        stored = np.full(n_nodes, np.nan)  # internal_value, for the cross-check
-        gain = np.zeros(n_nodes)
-        categorical = np.zeros(n_nodes, dtype=bool)
-        # The split rule, for TreeSHAP by leaf patterns: LightGBM's threshold,
-        # decision_type bits and row counts (its TreeSHAP weighs by them).
-        threshold = np.zeros(n_nodes)
-        decision = np.zeros(n_nodes, dtype=np.int64)
-        count = np.zeros(n_nodes)
-        for m, t in enumerate(trees):
-            off, n_inner = offsets[m], n_leaves[m] - 1
-            leaves = slice(off + n_inner, offsets[m + 1])
-            leaf_value[leaves] = floats(t["leaf_value"])
-            count[leaves] = floats(t.get("leaf_count", "0"))
-            if n_inner == 0:
-                cover[leaves] = floats(t.get("leaf_count", "0"))
-                continue
-            threshold[inner := slice(off, off + n_inner)] = floats(t["threshold"])
-            decision[inner] = ints(t["decision_type"])
-            count[inner] = floats(t["internal_count"])
-            for key, out in (("left_child", left), ("right_child", right)):
-                child = ints(t[key])
-                # child >= 0: inner node; child < 0: leaf ~child.
-                out[inner] = off + np.where(child >= 0, child, n_inner + ~child)
-            feature[inner] = ints(t["split_feature"])
-            categorical[inner] = (ints(t["decision_type"]) & 1).astype(bool)
-            cover[inner] = floats(t["internal_weight"])
-            cover[leaves] = floats(t["leaf_weight"])
-            stored[inner] = floats(t["internal_value"])
-            gain[inner] = floats(t["split_gain"])
-        # internal_weight has 6 digits, leaf_weight full precision: rebuild
-        # H_t = H_l + H_r from the leaves (checked against the stored value).
-        stored_cover = cover.copy()
-        cover = subtree_sums(left, right, np.where(left < 0, cover, 0.0))
-        inner_nodes = left >= 0
-        if not np.allclose(
-            cover[inner_nodes], stored_cover[inner_nodes], rtol=1e-5, atol=1e-9
-        ):  # pragma: no cover - a LightGBM change would trip this
-            raise ValueError(
-                "LightGBM's internal_weight does not equal the sum of its leaf "
-                "weights; the model format changed. Please report this."
-            )
+        objective, k = check_model(header, params, trees)
+        lost = lost_settings(params)
+        nodes = parse_nodes(trees)
+        left, right, offsets, sizes = (
+            nodes.left,
+            nodes.right,
+            nodes.offsets,
+            nodes.sizes,
+        )
         shrinkage = np.array([float(t.get("shrinkage", 1)) for t in trees])
         learning_rate = float(params.get("learning_rate", shrinkage[-1]))
         lam = float(params.get("lambda_l2", 0))
-        # Children of a many-vs-many categorical split are regularised by
-        # lambda_l2 + cat_l2 (LightGBM's FindBestThresholdCategorical); a
-        # feature is split one-vs-rest, with lambda_l2, when its bins (the
-        # entries of feature_infos, "other" included) are <= max_cat_to_onehot.
-        node_lam = np.full(n_nodes, lam)
-        cat_l2 = float(params.get("cat_l2", 10))
-        many = categorical & (left >= 0)
-        if np.any(many) and cat_l2 > 0:
-            infos = header.get("feature_infos", "").split()
-            n_bins = np.array([len(i.split(":")) for i in infos])
-            onehot_max = int(params.get("max_cat_to_onehot", 4))
-            many &= n_bins[np.maximum(feature, 0)] > onehot_max
-            node_lam[left[many]] = node_lam[right[many]] = lam + cat_l2
-            if np.any((node_lam != lam) & (left >= 0)):
-                lost.append(
-                    f"categorical splits with cat_l2={cat_l2:g} (their children "
-                    "are regularised by lambda_l2 + cat_l2, but LightGBM's gain of "
-                    "the children's own splits uses lambda_l2)"
-                )
+        node_lam, cat_lost = _node_lambda(nodes, header, params, lam)
+        lost.extend(cat_lost)
 
         # The first iteration's trees carry the intercept in every value (and
         # then read shrinkage 1): take it out, as the margin before them.
         n_trees = len(trees)
+        first = min(k, n_trees)
         indptr = np.arange(0, n_trees + 1, k, dtype=np.int64)
         tree_lr = np.where(shrinkage == 1.0, learning_rate, shrinkage)
-        intercept = np.zeros(k)
         exact = zero_root_gradient(objective, params)
         from_average = params.get("boost_from_average", "1") not in ("0", "false")
-        for m in range(min(k, n_trees)):
-            # Adding the intercept sets shrinkage to 1: with learning_rate=1
-            # only the parameter tells whether it happened.
-            if shrinkage[m] != 1.0 or (learning_rate == 1.0 and not from_average):
-                continue  # no intercept was added (boost_from_average=False)
-            nodes = np.arange(offsets[m], offsets[m + 1])
-            leaves = nodes[left[nodes] < 0]
-            if leaves.size == 1:
-                intercept[m] = leaf_value[leaves[0]]
-            elif exact:
-                # The root's gradient sum is zero, G = Σ_leaves (v - b)(H + λ)
-                # = 0: this gives b to full precision, unlike the 6-digit
-                # stored root value.
-                weight = cover[leaves] + node_lam[leaves]
-                intercept[m] = leaf_value[leaves] @ weight / weight.sum()
-            else:
-                intercept[m] = stored[offsets[m]]
-            leaf_value[nodes] -= intercept[m]
-        leaf_value[left >= 0] = 0.0
-        value = node_values_from_leaves(left, right, leaf_value, cover, node_lam)
+        # Adding the intercept sets shrinkage to 1: with learning_rate=1 only
+        # the parameter tells whether it happened.
+        added = (shrinkage[:first] == 1.0) & (learning_rate != 1.0 or from_average)
+        intercept, leaf_value = _intercepts(nodes, added, node_lam, exact=exact)
+        value = node_values_from_leaves(left, right, leaf_value, nodes.cover, node_lam)
         if np.any(intercept != 0):
             # Adding the intercept resets shrinkage to 1, and under a schedule
             # the saved learning_rate is the last one: read α off the gains.
-            t = np.flatnonzero(left[: offsets[min(k, n_trees)]] >= 0)
-            if t.size and gain[t].sum() > 0:
+            t = np.flatnonzero(left[: offsets[first]] >= 0)
+            if t.size and nodes.gain[t].sum() > 0:
                 first_lr = _learning_rate_from_gain(
                     t,
                     value,
-                    gain,
+                    nodes.gain,
                     left=left,
                     right=right,
-                    cover=cover,
+                    cover=nodes.cover,
                     node_lam=node_lam,
                     lam=lam,
                 )
                 if abs(first_lr / learning_rate - 1) > 1e-4:
-                    tree_lr[: min(k, n_trees)] = first_lr
+                    tree_lr[:first] = first_lr
         check_from = 0
         if np.any(intercept != 0) and not exact:
             # The intercept is only known as the first trees' root value,
@@ -447,31 +379,30 @@ class LightGBMReader(ModelReader):
             )
             check_from = k
         if not lost or check_from:
-            shift = np.zeros(n_nodes)
-            shift[: offsets[min(k, n_trees)]] = np.repeat(
-                intercept[: min(k, n_trees)], sizes[:k]
-            )
-            self._check_values(value + shift, stored, offsets, check_from)
+            shift = np.zeros(offsets[-1])
+            shift[: offsets[first]] = np.repeat(intercept[:first], sizes[:k])
+            self._check_values(value + shift, nodes.stored, offsets, check_from)
 
         names = header.get("feature_names", "").split()
         auto = [f"Column_{i}" for i in range(len(names))]
-        return TreeEnsemble(
-            split_rule=split_rule(left, threshold, decision, count),
+        ensemble = TreeEnsemble(
+            split_rule=split_rule(left, nodes.threshold, nodes.decision, nodes.count),
             tree_offsets=offsets,
             children_left=left,
             children_right=right,
-            feature=feature,
+            feature=nodes.feature,
             value=value,
-            cover=cover,
+            cover=nodes.cover,
             tree_group=np.arange(n_trees, dtype=np.int64) % k,
             iteration_indptr=indptr,
             learning_rate=np.repeat(tree_lr[indptr[:-1]], k)[:n_trees],
             reg_lambda=lam,
-            intercept=intercept,
+            intercept=np.concatenate([intercept, np.zeros(k - first)]),
             objective=objective,
             n_features=int(header["max_feature_idx"]) + 1,
             feature_names=None if names == auto else tuple(names),
         )
+        return ensemble, lost
 
     @staticmethod
     def _check_values(value, stored, offsets, first_tree=0) -> None:

@@ -7,14 +7,19 @@ stays within the size the architecture tests allow.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import _objectives as obj
-from .._ensemble import SplitRule
+from .._ensemble import SplitRule, subtree_sums
 
 __all__ = [
+    "Nodes",
     "SUPPORTED_OBJECTIVES",
+    "check_model",
+    "lost_settings",
+    "parse_nodes",
     "floats",
     "ints",
     "model_objective",
@@ -153,3 +158,148 @@ def parse_trees(text: str) -> list[dict[str, str]]:
         dict(line.split("=", 1) for line in block.splitlines()[1:] if "=" in line)
         for block in blocks
     ]
+
+
+def check_model(header: dict, params: dict, trees: list) -> tuple[obj.Objective, int]:
+    """Refuse what TreeInner cannot read; return the objective and trees per round."""
+    boosting = params.get("boosting", "gbdt")
+    if "average_output" in header or boosting == "rf":
+        raise ValueError(
+            "LightGBM boosting='rf' is not supported: a random forest's trees "
+            "are averaged, not boosted, so they do not fit the residual of the "
+            "trees before them (TreeInner, Def. 4). Refit with "
+            "boosting='gbdt'."
+        )
+    if boosting == "dart":
+        raise ValueError(
+            "LightGBM boosting='dart' is not supported: dropout rescales trees "
+            "at random while training, so the residual each tree was fitted "
+            "to cannot be reconstructed. Refit with boosting='gbdt'."
+        )
+    objective = model_objective(header.get("objective", "regression"), params)
+    k = int(header.get("num_tree_per_iteration", 1))
+    if k != objective.n_outputs:
+        raise ValueError(  # pragma: no cover - LightGBM keeps them equal
+            f"LightGBM model has {k} trees per iteration for an objective "
+            f"with {objective.n_outputs} outputs."
+        )
+    if not trees or not trees[0]:
+        raise ValueError("The LightGBM model has no trees; fit it first.")
+    if any(t.get("is_linear", "0") != "0" for t in trees):
+        raise ValueError(
+            "LightGBM linear_tree=True is not supported: leaves hold linear "
+            "models, so a row's prediction is not the value of the leaf it "
+            "reaches and PreDecomp (Def. 1) does not add up to it. Refit "
+            "with linear_tree=False."
+        )
+    return objective, k
+
+
+def lost_settings(params: dict) -> list[str]:
+    """Training settings (each a short phrase) under which Prop. 3 does not hold."""
+    lost = []
+    l1 = float(params.get("lambda_l1", 0))
+    if l1 > 0:
+        lost.append(f"lambda_l1={l1:g} (L1 shrinks leaf values)")
+    mds = float(params.get("max_delta_step", 0))
+    if mds > 0:
+        lost.append(f"max_delta_step={mds:g} (leaf values may be clipped)")
+    smooth = float(params.get("path_smooth", 0))
+    if smooth > 0:
+        lost.append(
+            f"path_smooth={smooth:g} (leaf values are pulled toward their parent)"
+        )
+    if params.get("monotone_constraints", "").strip(" 0,"):
+        lost.append("monotone_constraints (leaf values were bounded)")
+    if params.get("is_unbalance", "0") in ("1", "true"):
+        lost.append(
+            "is_unbalance (class weights from training counts that the model "
+            "does not keep; pass scale_pos_weight instead)"
+        )
+    return lost
+
+
+class Nodes(NamedTuple):
+    """The trees' nodes as flat arrays (inner nodes of a tree first, then leaves)."""
+
+    offsets: np.ndarray
+    sizes: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    feature: np.ndarray
+    leaf_value: np.ndarray
+    #: H_t, rebuilt from the leaves' full-precision weights.
+    cover: np.ndarray
+    #: ``internal_value`` (6 digits), for the cross-check of the node values.
+    stored: np.ndarray
+    gain: np.ndarray
+    categorical: np.ndarray
+    #: The split rule, for TreeSHAP by leaf patterns: LightGBM's threshold,
+    #: decision_type bits and row counts (its TreeSHAP weighs by them).
+    threshold: np.ndarray
+    decision: np.ndarray
+    count: np.ndarray
+
+
+def parse_nodes(trees: list) -> Nodes:
+    """Read the sections of ``trees`` (:func:`parse_trees`) into flat arrays."""
+    n_leaves = np.array([int(t["num_leaves"]) for t in trees], dtype=np.int64)
+    sizes = 2 * n_leaves - 1
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    n_nodes = int(offsets[-1])
+    left = np.full(n_nodes, -1, dtype=np.int64)
+    right = np.full(n_nodes, -1, dtype=np.int64)
+    feature = np.full(n_nodes, -1, dtype=np.int64)
+    leaf_value, cover, gain = np.zeros(n_nodes), np.zeros(n_nodes), np.zeros(n_nodes)
+    stored = np.full(n_nodes, np.nan)
+    categorical = np.zeros(n_nodes, dtype=bool)
+    threshold, count = np.zeros(n_nodes), np.zeros(n_nodes)
+    decision = np.zeros(n_nodes, dtype=np.int64)
+    for m, t in enumerate(trees):
+        off, n_inner = offsets[m], n_leaves[m] - 1
+        leaves = slice(off + n_inner, offsets[m + 1])
+        leaf_value[leaves] = floats(t["leaf_value"])
+        count[leaves] = floats(t.get("leaf_count", "0"))
+        if n_inner == 0:
+            cover[leaves] = floats(t.get("leaf_count", "0"))
+            continue
+        threshold[inner := slice(off, off + n_inner)] = floats(t["threshold"])
+        decision[inner] = ints(t["decision_type"])
+        count[inner] = floats(t["internal_count"])
+        for key, out in (("left_child", left), ("right_child", right)):
+            child = ints(t[key])
+            # child >= 0: inner node; child < 0: leaf ~child.
+            out[inner] = off + np.where(child >= 0, child, n_inner + ~child)
+        feature[inner] = ints(t["split_feature"])
+        categorical[inner] = (ints(t["decision_type"]) & 1).astype(bool)
+        cover[inner] = floats(t["internal_weight"])
+        cover[leaves] = floats(t["leaf_weight"])
+        stored[inner] = floats(t["internal_value"])
+        gain[inner] = floats(t["split_gain"])
+    # internal_weight has 6 digits, leaf_weight full precision: rebuild
+    # H_t = H_l + H_r from the leaves (checked against the stored value).
+    stored_cover = cover.copy()
+    cover = subtree_sums(left, right, np.where(left < 0, cover, 0.0))
+    inner_nodes = left >= 0
+    if not np.allclose(
+        cover[inner_nodes], stored_cover[inner_nodes], rtol=1e-5, atol=1e-9
+    ):  # pragma: no cover - a LightGBM change would trip this
+        raise ValueError(
+            "LightGBM's internal_weight does not equal the sum of its leaf "
+            "weights; the model format changed. Please report this."
+        )
+    return Nodes(
+        offsets,
+        sizes,
+        left,
+        right,
+        feature,
+        leaf_value,
+        cover,
+        stored,
+        gain,
+        categorical,
+        threshold,
+        decision,
+        count,
+    )

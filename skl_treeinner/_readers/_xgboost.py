@@ -32,11 +32,11 @@ from collections.abc import Iterator
 import numpy as np
 
 from .. import _objectives as obj
-from .._ensemble import SplitRule, TreeEnsemble
+from .._ensemble import TreeEnsemble
 from .._validation import FLOAT32_MAX
 from . import _ubjson as ubjson
 from ._base import ModelReader, feature_names_of, n_rows
-from ._xgboost_node_values import NodeStats, leaf_settings, node_values
+from ._xgboost_node_values import NodeStats, leaf_settings, node_values, tree_nodes
 
 __all__ = ["XGBoostReader"]
 
@@ -110,6 +110,37 @@ def _intercept(base_score: str, objective_name: str, n_outputs: int) -> np.ndarr
     return values
 
 
+def _check_kind(kind: str) -> None:
+    """Refuse a booster without trees to attribute (``dart``, ``gblinear``)."""
+    if kind == "dart":
+        raise ValueError(
+            "XGBoost booster='dart' is not supported: dropout rescales trees "
+            "at random while training, so the residual each tree was fitted "
+            "to cannot be reconstructed. Refit with booster='gbtree'."
+        )
+    if kind != "gbtree":
+        raise ValueError(
+            f"XGBoost booster={kind!r} has no trees to attribute. Refit with "
+            "booster='gbtree'."
+        )
+
+
+def _check_trees(lmp: dict, trees: list) -> None:
+    """Refuse a model of several targets, of no trees or of vector leaves."""
+    if int(lmp.get("num_target", 1)) > 1:
+        raise ValueError(
+            "Multi-target XGBoost models are not supported yet; fit one model "
+            "per target."
+        )
+    if not trees:
+        raise ValueError("The XGBoost model has no trees; fit it first.")
+    if any(int(t["tree_param"].get("size_leaf_vector", 1)) > 1 for t in trees):
+        raise ValueError(
+            "XGBoost vector-leaf trees (multi_strategy='multi_output_tree') "
+            "are not supported; use multi_strategy='one_output_per_tree'."
+        )
+
+
 class XGBoostReader(ModelReader):
     """Read an ``xgboost.Booster`` or ``xgboost.XGBModel``.
 
@@ -164,7 +195,7 @@ class XGBoostReader(ModelReader):
         else:  # pragma: no cover - the registry only dispatches these types
             raise TypeError(f"not an XGBoost model: {type(model)!r}")
         self.booster = booster
-        self.ensemble = self._read(booster)
+        self.ensemble, self.lost_identities = self._read(booster)
         self.thread_setting = self._nthread(model)
         self._round_boosters = None
         self._cpu_routing = False
@@ -262,7 +293,7 @@ class XGBoostReader(ModelReader):
         return params
 
     # -- reading ---------------------------------------------------------------
-    def _read(self, booster) -> TreeEnsemble:
+    def _read(self, booster) -> tuple[TreeEnsemble, list[str]]:
         text = booster.save_config()
         raw = bytes(booster.save_raw("ubj"))
         names = booster.feature_names
@@ -271,67 +302,26 @@ class XGBoostReader(ModelReader):
             (text, raw, repr(names)), lambda: self._parse(booster, config, raw)
         )
 
-    def _parse(self, booster, config: dict, raw: bytes) -> TreeEnsemble:
+    def _parse(
+        self, booster, config: dict, raw: bytes
+    ) -> tuple[TreeEnsemble, list[str]]:
+        """Read the model's bytes; return the ensemble and the identities lost."""
         gbm = config["learner"]["gradient_booster"]
-        kind = gbm["name"]
-        if kind == "dart":
-            raise ValueError(
-                "XGBoost booster='dart' is not supported: dropout rescales trees "
-                "at random while training, so the residual each tree was fitted "
-                "to cannot be reconstructed. Refit with booster='gbtree'."
-            )
-        if kind != "gbtree":
-            raise ValueError(
-                f"XGBoost booster={kind!r} has no trees to attribute. Refit with "
-                "booster='gbtree'."
-            )
+        _check_kind(gbm["name"])
         objective = _objective(config)
         learner = ubjson.loads(raw)["learner"]
         lmp = learner["learner_model_param"]
-        if int(lmp.get("num_target", 1)) > 1:
-            raise ValueError(
-                "Multi-target XGBoost models are not supported yet; fit one model "
-                "per target."
-            )
         model = learner["gradient_booster"]["model"]
         trees = model["trees"]
-        if not trees:
-            raise ValueError("The XGBoost model has no trees; fit it first.")
-        if any(int(t["tree_param"].get("size_leaf_vector", 1)) > 1 for t in trees):
-            raise ValueError(
-                "XGBoost vector-leaf trees (multi_strategy='multi_output_tree') "
-                "are not supported; use multi_strategy='one_output_per_tree'."
-            )
+        _check_trees(lmp, trees)
         tparam = gbm["tree_train_param"]
         n_parallel = int(model["gbtree_model_param"].get("num_parallel_tree", 1))
         settings = leaf_settings(tparam, n_parallel)
-
-        sizes = np.array([len(t["left_children"]) for t in trees], dtype=np.int64)
-        offsets = np.concatenate([[0], np.cumsum(sizes)])
-
-        def cat(key, dtype):
-            return np.concatenate([np.asarray(t[key], dtype=dtype) for t in trees])
-
-        shift = np.repeat(offsets[:-1], sizes)
-        left = cat("left_children", np.int64)
-        right = cat("right_children", np.int64)
-        is_leaf = left < 0
-        left = np.where(is_leaf, -1, left + shift)
-        right = np.where(is_leaf, -1, right + shift)
-        feature = np.where(is_leaf, -1, cat("split_indices", np.int64))
-        cover = cat("sum_hessian", np.float64)
-        leaf_value = np.where(is_leaf, cat("split_conditions", np.float64), 0.0)
-        base_weights = cat("base_weights", np.float64)
-        split_rule = None
-        if not any(np.any(np.asarray(t["split_type"]) != 0) for t in trees):
-            # x < split_conditions (in float32) goes left, missing by default_left.
-            split_rule = SplitRule(
-                threshold=np.where(
-                    is_leaf, 0.0, cat("split_conditions", np.float32)
-                ).astype(np.float32),
-                missing_left=cat("default_left", np.uint8).astype(bool),
-                strict=True,
-            )
+        nodes = tree_nodes(trees)
+        offsets, sizes = nodes.offsets, nodes.sizes
+        left, right, is_leaf = nodes.left, nodes.right, nodes.is_leaf
+        feature, cover, leaf_value = nodes.feature, nodes.cover, nodes.leaf_value
+        base_weights, split_rule = nodes.base_weights, nodes.split_rule
         tree = np.repeat(np.arange(len(trees)), sizes)
         indptr = model.get("iteration_indptr")
         if indptr is None:  # XGBoost < 2.0 wrote no iteration_indptr
@@ -350,13 +340,12 @@ class XGBoostReader(ModelReader):
         value, learning_rate, lam, lost = node_values(
             stats, settings, indptr, len(trees)
         )
-        self.lost_identities = lost
 
         n_outputs = objective.n_outputs
         tree_group = np.asarray(model["tree_info"], dtype=np.int64)
         intercept = _intercept(lmp["base_score"], objective_name(config), n_outputs)
         names = booster.feature_names
-        return TreeEnsemble(
+        ensemble = TreeEnsemble(
             tree_offsets=offsets,
             children_left=left,
             children_right=right,
@@ -373,6 +362,7 @@ class XGBoostReader(ModelReader):
             feature_names=None if names is None else tuple(names),
             split_rule=split_rule,
         )
+        return ensemble, lost
 
     def total_gain(self) -> np.ndarray:  # noqa: D102
         gain = self.booster.get_score(importance_type="total_gain")

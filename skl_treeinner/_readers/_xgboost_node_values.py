@@ -21,12 +21,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from .._ensemble import node_values_from_leaves
+from .._ensemble import SplitRule, node_values_from_leaves
 
-__all__ = ["LeafSettings", "NodeStats", "leaf_settings", "node_values"]
+__all__ = [
+    "LeafSettings",
+    "NodeStats",
+    "TreeNodes",
+    "leaf_settings",
+    "node_values",
+    "tree_nodes",
+]
 
 
 @dataclass(frozen=True)
@@ -253,3 +261,61 @@ def node_values(
                 "constraints. Refit without them."
             )
     return value, learning_rate, lam, lost
+
+
+class TreeNodes(NamedTuple):
+    """The trees of an XGBoost model as flat arrays (global node indices)."""
+
+    offsets: np.ndarray
+    sizes: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    is_leaf: np.ndarray
+    feature: np.ndarray
+    cover: np.ndarray
+    leaf_value: np.ndarray
+    base_weights: np.ndarray
+    #: ``x < split_conditions`` (in float32) goes left, missing by
+    #: ``default_left``; None where a tree has categorical splits.
+    split_rule: SplitRule | None
+
+
+def tree_nodes(trees: list) -> TreeNodes:
+    """Read the UBJSON trees of a model into flat arrays (:class:`TreeNodes`)."""
+    sizes = np.array([len(t["left_children"]) for t in trees], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+
+    def cat(key, dtype):
+        return np.concatenate([np.asarray(t[key], dtype=dtype) for t in trees])
+
+    shift = np.repeat(offsets[:-1], sizes)
+    left = cat("left_children", np.int64)
+    right = cat("right_children", np.int64)
+    is_leaf = left < 0
+    left = np.where(is_leaf, -1, left + shift)
+    right = np.where(is_leaf, -1, right + shift)
+    feature = np.where(is_leaf, -1, cat("split_indices", np.int64))
+    cover = cat("sum_hessian", np.float64)
+    leaf_value = np.where(is_leaf, cat("split_conditions", np.float64), 0.0)
+    base_weights = cat("base_weights", np.float64)
+    split_rule = None
+    if not any(np.any(np.asarray(t["split_type"]) != 0) for t in trees):
+        split_rule = SplitRule(
+            threshold=np.where(
+                is_leaf, 0.0, cat("split_conditions", np.float32)
+            ).astype(np.float32),
+            missing_left=cat("default_left", np.uint8).astype(bool),
+            strict=True,
+        )
+    return TreeNodes(
+        offsets,
+        sizes,
+        left,
+        right,
+        is_leaf,
+        feature,
+        cover,
+        leaf_value,
+        base_weights,
+        split_rule,
+    )

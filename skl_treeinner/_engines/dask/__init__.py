@@ -49,31 +49,14 @@ class DaskEngine(Engine):
         """Return a lazy Dask array of PreDecomp values, partitioned like X."""
         return predecomp_dask(reader, X, return_bias=return_bias)
 
-    def tree_inner(
-        self,
-        reader,
-        X,
-        y,
-        *,
-        attribution,
-        sample_weight,
-        per_iteration=False,
-        per_sample=False,
-        verbose=0,
-    ):
+    def tree_inner(self, reader, X, y, *, verbose=0, **options):
         """Scores from per-partition sums; ``per_sample`` stays a lazy array.
 
-        ``verbose`` is not used: the cluster's dashboard shows the tasks.
+        ``options`` are :meth:`Engine.tree_inner`'s (``attribution``,
+        ``sample_weight``, ``per_iteration``, ``per_sample``). ``verbose`` is
+        not used: the cluster's dashboard shows the tasks.
         """
-        return tree_inner_dask(
-            reader,
-            X,
-            y,
-            attribution=attribution,
-            sample_weight=sample_weight,
-            per_iteration=per_iteration,
-            per_sample=per_sample,
-        )
+        return tree_inner_dask(reader, X, y, **options)
 
     def check_input(self, plan):
         """Check the collections, the booster and the settings (see ``_fit``)."""

@@ -1,0 +1,151 @@
+"""The parts of :mod:`skl_treeinner.plotting`'s figures that draw nothing alone.
+
+matplotlib imported on demand, new axes, the options' checks, what a bar
+chart of scores shows (:func:`bars`) and the selection rule it states
+(:func:`rule_text`), the p-values written beside the bars.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+
+from ._cutoff import describe_rule, resolve_max_features
+from ._optional import import_optional
+from ._report import format_pvalue
+from ._validation import check_params
+
+__all__ = [
+    "bars",
+    "check_score_options",
+    "check_top",
+    "new_axes",
+    "pyplot",
+    "rule_text",
+    "write_pvalues",
+]
+
+
+def pyplot():
+    """Import matplotlib.pyplot, or say how to install it."""
+    return import_optional(
+        "matplotlib.pyplot", extra="plot", purpose="skl_treeinner.plotting"
+    )
+
+
+def new_axes(plt, ax, height, width=6.4):
+    if ax is not None:
+        return ax
+    _, ax = plt.subplots(figsize=(width, height), layout="constrained")
+    return ax
+
+
+def check_top(top, name="top"):
+    if top is None:
+        return None
+    if isinstance(top, bool) or not isinstance(top, Integral) or top < 1:
+        raise ValueError(f"{name} must be a positive int or None, got {top!r}.")
+    return int(top)
+
+
+def check_score_options(grouped, *, sort, error_bars, pvalues, by_group) -> bool:
+    """Check :func:`~skl_treeinner.plotting.plot_scores`' switches; return by_group.
+
+    ``by_group=None`` follows the selector (``grouped``: fitted with
+    feature groups).
+    """
+    check_params(
+        "plot_scores",
+        {
+            "sort": ["boolean"],
+            "error_bars": ["boolean"],
+            "pvalues": ["boolean"],
+            "by_group": ["boolean", None],
+        },
+        {
+            "sort": sort,
+            "error_bars": error_bars,
+            "pvalues": pvalues,
+            "by_group": by_group,
+        },
+    )
+    if by_group is None:
+        return grouped
+    if by_group and not grouped:
+        raise ValueError(
+            "by_group=True needs a selector fitted with feature_groups; this "
+            "one scored columns only."
+        )
+    return by_group
+
+
+def bars(selector, by_group):
+    """Return what the bars show: scores, s.e., kept, names, p-values, unit."""
+    support = np.asarray(selector.support_, dtype=bool)
+    if by_group:
+        members = list(selector.groups_.values())
+        names = [
+            f"{name} ({len(cols)})" if len(cols) > 1 else str(name)
+            for name, cols in selector.groups_.items()
+        ]
+        return (
+            np.asarray(selector.group_scores_, dtype=np.float64),
+            np.asarray(selector.group_scores_se_, dtype=np.float64),
+            np.array([support[cols[0]] for cols in members], dtype=bool),
+            names,
+            selector.group_pvalues_adjusted_,
+            "groups",
+        )
+    scores = np.asarray(selector.scores_, dtype=np.float64)
+    names = getattr(selector, "feature_names_in_", None)
+    if names is None:
+        names = [f"x{j}" for j in range(scores.size)]
+    return (
+        scores,
+        np.asarray(selector.scores_se_, dtype=np.float64),
+        support,
+        [str(name) for name in names],
+        getattr(selector, "pvalues_adjusted_", selector.pvalues_),
+        "features",
+    )
+
+
+def rule_text(selector, n_units, grouped) -> str:
+    """Say the selection rule, always: a bar past the threshold can be grey."""
+    control = getattr(selector, "control", "per_feature")
+    alpha = getattr(selector, "alpha", None)
+    rule = "score > threshold"
+    if alpha is not None:
+        rule = f"{describe_rule(control, alpha, n_units)} and {rule}"
+    cap = selector.max_features
+    if isinstance(cap, str):  # the refit curve's rule
+        rule += f", the best {selector._curve_k()} by the refit curve ({cap})"
+        cap = None
+    elif callable(cap):
+        cap = getattr(selector, "max_features_", None)
+    elif cap is not None:
+        cap = resolve_max_features(cap, n_units)
+    if cap is not None:
+        rule += f", at most {cap}" + (" groups" if grouped else "")
+    return rule
+
+
+def write_pvalues(ax, adjusted, label, reach, shown, pos):
+    """Write each shown bar's p-value (adjusted as ``control`` asks) at its right.
+
+    ``reach`` is where each bar (with its error bar) ends on the right.
+    """
+    right = np.maximum(reach[shown], 0.0)
+    pad = 0.01 * max(float(np.max(np.abs(reach[shown]))), 1e-300)
+    for x, y, j in zip(right, pos, shown, strict=True):
+        ax.text(
+            x + pad,
+            y,
+            f"{label} {format_pvalue(adjusted[j])}",
+            va="center",
+            ha="left",
+            fontsize="x-small",
+            gid="pvalue",
+        )
+    ax.margins(x=0.15)
