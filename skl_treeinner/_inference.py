@@ -1,55 +1,14 @@
 """Standard errors and a one-sided test for held-out TreeInner scores.
 
-A held-out score is a sum over rows, ``score_k = Σ_i z_ik``, where ``z_ik`` is
-row i's term of Eq. 21 (``tree_inner(..., per_sample=True)``), its weight
-included. Given the fitted model, held-out rows are independent draws, so the
-``z_·k`` are independent too: the standard error of the score is
-``sqrt(m) · sd(z_·k)`` over the ``m`` scored rows, and ``t_k = score_k / se_k``
-tests H0: E[z_k] ≤ 0, "feature k does not help the model on new rows", against
-E[z_k] > 0 with Student's t on ``m - 1`` degrees of freedom.
-
-The units are rows (a row's weight is part of its draw), so the test does not
-depend on the scale of ``sample_weight``: weights multiplied by 10 give the
-same p-values. Reading weights as counts of repeated rows instead (a weight of
-2 as two rows) would make p-values shrink as the weights grow, which importance
-or exposure weights would turn into false significance. When ``groups`` are
-given, rows of a group are not independent: the units are then the groups, each
-with the sum of its rows' terms.
-
-Under cross-fitting every row is scored by the model that never saw it and the
-rows of all splits are pooled, as in double machine learning (Chernozhukov et
-al., 2018): the spread is taken around the pooled mean, which also absorbs the
-differences between the splits' models. A row scored by several splits
-(repeated or overlapping splitters) enters once, with the sum of its terms, so
-that the pooled rows stay independent.
-
-The spread has a floor: the target's own noise. Given a row's features
-(and the model) the only chance left in its term is its target's, and
-:func:`~skl_treeinner._scoring.row_noise` gives its variance: where the
-loss gradient is affine in y (squared error, log-loss, Poisson, gamma,
-Tweedie), the term's slope in y squared times φ V(μ), the loss's variance
-function at the prediction and one dispersion φ pooled over the scored rows
-(a rare large residual counts for every row); for other classifiers, from
-the model's probabilities of the labels. The standard error is the larger
-of the rows' spread and that floor. Without it, a
-feature that only a few rows reach was tested on those rows alone: when the
-target's rare values (the rare class) did not happen to fall among them, the
-terms looked all alike and the test saw a sure effect in noise. On y
-independent of 100 Gaussian columns with 2 % positives (10 fits of 1,000
-rows, one split each; ``python benchmarks/noise_floor.py``), 13 of 854
-noise p-values fell below 0.01 and 3 below 0.001 without the floor, none
-with it; where the rows' spread already exceeds the floor, nothing changes.
-
-Why a plain t-test: the ``z`` are heavy-tailed and skewed (a few rows carry
-large residuals), so its calibration was measured rather than assumed
-(``benchmarks/calibration.py``; numbers in ``docs/user-guide.md``): on
-held-out terms of fitted default boosters, centred at zero (the boundary of
-H0), the share of p < 0.05 averaged 0.049-0.054 over features for 30 to 3000
-rows; single features with the most skewed terms reached 0.07 at 1000 rows
-or more and up to 0.13 at 30-100 rows. Under the null of the tests (y
-independent of X) a noise feature's expected term is below zero and the
-share was about 0.01. The normal distribution instead of Student's t was
-no better (0.055-0.060 at 30 rows).
+A held-out score is a sum over rows, ``score_k = Σ_i z_ik`` (Eq. 21, per row:
+``tree_inner(..., per_sample=True)``); given the fitted model the rows are
+independent draws, so ``se_k = sqrt(m) · sd(z_·k)`` over the ``m`` units
+(rows, groups or blocks; a row's weight is part of its draw), floored by the
+target's own noise (:func:`~skl_treeinner._scoring.row_noise`), and
+``t_k = score_k / se_k`` tests H0: E[z_k] ≤ 0 with Student's t on ``m - 1``
+degrees of freedom. Under cross-fitting the rows of all splits are pooled,
+a row scored by several splits once. Why this test, and how it is
+calibrated: docs/core.md, "Per-row terms and the test".
 """
 
 from __future__ import annotations

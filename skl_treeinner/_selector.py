@@ -150,10 +150,7 @@ class TreeInnerSelector(
         With the default, ``alpha`` matters only where it is below
         ``1/n_features``; to trade noise for recall on many columns, change
         ``control``. The default was chosen by measurement (user guide, "Many
-        columns"): on 1,000 Gaussian columns it kept 0 to 1.5 noise columns
-        per fit where the per-feature rule kept 34 to 43, and on the
-        benchmark's data sets of 21 to 64 columns it finds fewer relevant
-        ones (mean F1 0.134 against 0.183). The corrections hold if each
+        columns"). The corrections hold if each
         p-value of a feature with no effect is valid at the small level it
         is compared with (about ``1/n_features``): exactly so with one split
         (``cv=None``); under cross-fitting the folds share the sample's chance
@@ -209,10 +206,8 @@ class TreeInnerSelector(
         - ``"sum+simes"`` (default): Simes' combination of the sum test's
           and the members' Simes p-value.
 
-        Chosen by measurement (user guide, "Feature groups"): on families of
-        2 to 50 columns the sum found the most relevant ones (0.973) and
-        picked the most irrelevant (0.044), Simes 0.833 and 0.031, their
-        combination 0.967 and 0.038. ``set_params`` re-selects.
+        Chosen by measurement (user guide, "Feature groups").
+        ``set_params`` re-selects.
     scoring : str, callable or None, default=None
         The refit curve's score (``max_features="best"``/``"1se"``), as
         scikit-learn's ``scoring``: a scorer name or a callable
@@ -273,13 +268,9 @@ class TreeInnerSelector(
     pvalues_ : ndarray of shape (n_features,)
         One-sided p-value of each feature: H0 "its expected contribution on a
         new row is ≤ 0" against "> 0", from ``t = scores_ / scores_se_`` and
-        Student's t with ``m - 1`` degrees of freedom. Where y is independent
-        of X, noise features' terms have negative means and about 1 % of
-        p-values fall below 0.05 on data of up to 64 columns (tested by
-        simulation), 3 to 5 % on 1,000 Gaussian columns, whose noise columns
-        the boosters overfit less; at H0's boundary (mean exactly 0) the share
-        below 0.05 measured 0.05 on average, up to 0.07 for single strongly
-        skewed features (0.13 with under 100 rows, and on 1,000 columns).
+        Student's t with ``m - 1`` degrees of freedom. How it is calibrated
+        where y is independent of X, and at H0's boundary, is measured in the
+        user guide ("How the selector decides", "Many columns").
     pvalues_adjusted_ : ndarray of shape (n_features,)
         ``pvalues_`` adjusted for the number of features as ``control`` asks
         (derived: ``set_params(control=...)`` takes effect without
@@ -363,69 +354,23 @@ class TreeInnerSelector(
 
     Notes
     -----
-    *Rows.* Scoring rows are never used to fit the booster nor to stop it
-    early. When the booster is set to stop early (XGBoost
-    ``early_stopping_rounds`` or an ``EarlyStopping`` callback, LightGBM's
-    ``early_stopping`` callback or ``early_stopping_round`` parameter),
-    ``EARLY_STOPPING_FRACTION`` (0.1) of each training part, stratified for
-    classifiers and seeded from ``random_state``, is set aside and passed as
-    ``eval_set`` (LightGBM >= 4.7: ``eval_X``/``eval_y``), with its sample
-    weights. A user-supplied ``eval_set`` (or ``eval_X``) is passed on
-    untouched instead. scikit-learn's HistGradientBoosting and
-    GradientBoosting set their validation rows aside themselves, from the
-    training part they are given.
+    *How it decides.* Each split's booster is fitted on its training rows
+    (less the rows it stops early on, never the scored ones) and scores
+    every feature on its held-out rows; the per-row terms of all splits are
+    pooled, so ``scores_se_`` and ``pvalues_`` follow from their mean and
+    spread (the units are rows, ``groups`` or blocks of ordered rows:
+    ``test_units_``). A feature is kept when its adjusted p-value is below
+    ``alpha`` and its score above ``threshold``, at most ``max_features``
+    of them. The test is conditional on the fitted models: it asks whether
+    *these* models use the feature to good effect on new rows.
 
-    *Classes.* Class labels are encoded as 0..K-1 (sorted) before the booster
-    is fitted, which XGBoost requires, so ``estimators_`` predict encoded
-    labels: ``np.unique(y)[pred]`` maps them back. Every held-out part must
-    hold at least two classes and every training part all of them.
-
-    *Weights.* ``sample_weight`` is split with the rows, passed to the
-    booster's fit (under metadata routing, when the booster requests it) and
-    always weights the inner product on the held-out rows.
-
-    *The test.* Given the fitted models, the held-out rows are independent
-    draws, so the per-row terms ``z_ik`` of the score are independent and
-    ``scores_se_`` and ``pvalues_`` follow from their mean and spread (the
-    rows of all splits pooled, as in double machine learning). The test is
-    conditional on the fitted models: it asks whether *these* models use the
-    feature to good effect on new rows. More held-out rows, or cross-fitting
-    (every row scored once), give it more power.
-
-    *Dask.* Dask arrays and DataFrames (X, y and ``sample_weight``
-    partitioned alike) are split, fitted and scored on the cluster, never
-    collected into this process: the estimator must be a Dask booster
-    (``xgboost.dask.DaskXGBRegressor``/``DaskXGBClassifier``, LightGBM's
-    ``DaskLGBMRegressor``/``DaskLGBMClassifier``; ``None`` uses the default's
-    Dask twin), ``cv`` an int or ``None``, and ``groups`` are not supported.
-    Each partition's rows are assigned to folds (and early-stopping rows)
-    by a generator seeded from ``random_state`` and the partition's number,
-    stratified by class within the partition, so results repeat for the same
-    data in the same partitions. The statistics are the in-memory ones, from
-    per-partition sums; ``transform`` stays lazy. LightGBM's Dask estimators
-    cannot stop early (LightGBM issue #4189), so that is refused. See the
-    "Scaling out" page of the docs.
-
-    *Pipelines.* Scores are computed for the booster's own input columns and
-    mapped back to the input features from the fitted steps' own attributes:
-    a ``OneHotEncoder``'s categories (dropped and infrequent ones included),
-    a ``SplineTransformer``'s splines, a ``ColumnTransformer``'s columns and
-    output slices, nested pipelines step by step. An input feature that a
-    step expands into several columns is scored, tested and selected as the
-    group of its columns (their per-row terms added), so
-    ``TreeInnerSelector(make_pipeline(OneHotEncoder(), XGBRegressor()))``
-    gives one score per input column. Other steps must keep one column per
-    feature (their output names place the columns, or their position when
-    they report none); a step that mixes features (``PolynomialFeatures``,
-    PCA) is refused. An expanded input column is one column to the
-    selector: its score and test are those of the sum of its columns (the
-    sum test, whatever ``group_test``, which applies to ``feature_groups``).
-
-    *Default tree method.* On the paper's simulated data (discrete features
-    with at most 51 values) ``"hist"`` and ``"exact"`` gave the same mean
-    held-out AUC (20 seeds, regression 0.556 and 0.555, classification 0.747
-    and 0.745) at less than half the fit time, so the default uses ``"hist"``;
-    with continuous features ``"exact"`` may rank better.
+    Details, each measured where it says so, are in the docs: the user
+    guide's "How the selector decides" (the test, weights, the noise floor),
+    "Many columns" (``control``), "Feature groups" (``group_test``; a
+    Pipeline's expanded columns), "How many features: the refit curve",
+    "Early stopping" and "Multi-class models" (labels are encoded 0..K-1, so
+    ``estimators_`` predict encoded labels); "Scaling out with Dask" for
+    Dask collections (a Dask booster, ``cv`` an int or None, no ``groups``).
 
     References
     ----------

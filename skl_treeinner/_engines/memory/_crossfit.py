@@ -191,7 +191,7 @@ def check_converged(est, setup: FitSetup, job: SplitJob) -> None:
     (a noise column was then selected), log-loss with learning_rate=3 1.39.
     Only for losses whose gradient is (mean - y) (squared error, log-loss,
     softmax, Poisson), where Σ g² falls with the loss: for gamma, g = 1 - y/μ,
-    and a good fit raised it 1.4-1.6 times in a helper review's example.
+    and a good fit raised it 1.4-1.6 times in one measured example.
     """
     final = final_step(est)
     reader = read_model(final)
