@@ -252,6 +252,7 @@ def test_feature_combinations_are_refused():
         tree_inner(model, frame, y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["regression", "multiclass"])
 def test_per_round_treeshap_sums_to_catboosts_own(task):
     X, y = _data(n=300, seed=5)

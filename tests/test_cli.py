@@ -126,6 +126,7 @@ def test_select_matches_the_python_api(capsys, houses, tmp_path):
     assert f"selected {len(doc['selected'])} of 3 features" in stdout
 
 
+@pytest.mark.slow
 def test_default_booster_and_seed_equal_the_python_defaults(capsys, houses, tmp_path):
     # Issue 28: the command line seeded its booster with the seed itself,
     # the selector with one drawn from it, so scores differed for one seed.
@@ -462,6 +463,7 @@ def test_version(capsys):
 
 
 # -- the real programs -----------------------------------------------------------
+@pytest.mark.slow
 def test_help_of_python_m():
     out = subprocess.run(
         [sys.executable, "-m", "skl_treeinner", "select", "--help"],
@@ -473,6 +475,7 @@ def test_help_of_python_m():
         assert text in out.stdout
 
 
+@pytest.mark.slow
 def test_console_script(tmp_path):
     # The installed script is wired to main() and passes on its exit status;
     # an error ends in one line, no traceback.
@@ -550,6 +553,7 @@ def test_bad_groups_files_are_one_line_errors(
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_refit_curve_on_screen_in_json_csv_and_plot(capsys, houses, tmp_path):
     pytest.importorskip("matplotlib")
     out_json, out_csv, png = (tmp_path / n for n in ("s.json", "s.csv", "s.png"))

@@ -54,6 +54,7 @@ def smoke(tmp_path_factory):
     return out, pd.read_csv(csv), proc.stdout
 
 
+@pytest.mark.slow
 def test_smoke_writes_page_and_plots(smoke):
     out, _, stdout = smoke
     page = (out / "selector-comparison.md").read_text()
@@ -90,6 +91,7 @@ def test_time_ratio_of_treeinner_to_itself_is_one(smoke):
     np.testing.assert_array_equal(ti["time_ratio"], 1.0)
 
 
+@pytest.mark.slow
 def test_smoke_refuses_docs(tmp_path):
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), "--smoke", "--out-dir", str(ROOT / "docs")],
@@ -126,6 +128,7 @@ def test_selection_metrics_null_case():
     assert cs.score_auc([True, False, False], [3.0, 1.0, 2.0]) == 1.0
 
 
+@pytest.mark.slow
 def test_from_csv_redraws_the_same_page(smoke, tmp_path):
     out, _, _ = smoke
     proc = subprocess.run(
@@ -162,6 +165,7 @@ def _split_run(out, tmp_path):
     return paths
 
 
+@pytest.mark.slow
 def test_from_csv_merges_several_runs(smoke, tmp_path):
     out, rows, _ = smoke
     paths = _split_run(out, tmp_path)
@@ -184,6 +188,7 @@ def test_from_csv_merges_several_runs(smoke, tmp_path):
     assert tables[0] == tables[1]
 
 
+@pytest.mark.slow
 def test_from_csv_refuses_the_same_rows_twice(smoke, tmp_path):
     out, _, _ = smoke
     proc = subprocess.run(

@@ -18,6 +18,9 @@ pd = pytest.importorskip("pandas")
 lgb = pytest.importorskip("lightgbm")
 import xgboost.dask  # noqa: E402
 
+#: A real cluster or a script run per test: slow (pytest -m 'not slow' skips).
+pytestmark = pytest.mark.slow
+
 
 def _data(n=1200, p=5, seed=0):
     X, y = make_data(n=n, p=p, seed=seed, nan_frac=0.05)

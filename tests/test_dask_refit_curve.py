@@ -19,6 +19,9 @@ pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
 import xgboost.dask as dxgb  # noqa: E402
 
+#: A real cluster or a script run per test: slow (pytest -m 'not slow' skips).
+pytestmark = pytest.mark.slow
+
 
 def _data(n=600, p=5, seed=0):
     rng = np.random.default_rng(seed)

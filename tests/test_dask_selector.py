@@ -23,6 +23,9 @@ pd = pytest.importorskip("pandas")
 lgb = pytest.importorskip("lightgbm")
 import xgboost.dask as dxgb  # noqa: E402
 
+#: A real cluster or a script run per test: slow (pytest -m 'not slow' skips).
+pytestmark = pytest.mark.slow
+
 
 def _data(n=900, p=5, seed=0):
     rng = np.random.default_rng(seed)

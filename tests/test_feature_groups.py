@@ -269,6 +269,7 @@ def test_clone_pickle_and_frames_with_names():
 
 
 # -- calibration: y independent of X, families of 2 to 50 columns ---------------
+@pytest.mark.slow
 def test_group_tests_are_calibrated_where_any_member_is_not():
     """Share of null families with p < 0.05 at most 0.05 for every group test.
 

@@ -143,6 +143,7 @@ def fits():
     return []
 
 
+@pytest.mark.slow
 @settings(
     max_examples=500,
     deadline=None,

@@ -463,6 +463,7 @@ def test_other_backends(name, one_thread):
         assert np.abs(scores).max() > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["lgb-reg", "hgb-reg", "gb-reg"])
 def test_other_backends_unbiased_gain_in_expectation(name, one_thread):
     # As for XGBoost: λ = 0 and squared error (the defaults of these

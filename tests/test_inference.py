@@ -257,6 +257,7 @@ def _null_data(n, seed, classification):
     return X, y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "classification, cv", [(False, None), (True, None), (False, 5), (True, 5)]
 )
@@ -295,6 +296,7 @@ def test_pvalues_have_power_on_a_real_signal():
     assert sel.support_[:2].all()
 
 
+@pytest.mark.slow
 def test_few_rows_reaching_a_split_do_not_make_noise_significant():
     # A regression test (issue 26): a column the models split on rarely has
     # nonzero terms on a few rows only, and the rare class seldom falls among

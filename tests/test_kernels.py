@@ -173,6 +173,7 @@ def test_fused_kernels_equal_the_numpy_reference(name, monkeypatch):
             np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12 * scale)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["xgb-softprob", "lgb-ova", "hgb-multi"])
 def test_treeshap_residuals_use_the_kernels_too(name, monkeypatch):
     model, X, y = MODELS[name]

@@ -21,6 +21,7 @@ multitest = pytest.importorskip("statsmodels.stats.multitest")
 STATSMODELS = {"family_wise": "holm", "false_discovery": "fdr_bh"}
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(
@@ -104,6 +105,7 @@ def test_a_bad_control_fails_fit_and_a_later_bad_one_fails_at_use():
         selector.get_support()
 
 
+@pytest.mark.slow
 def test_controls_hold_on_wide_data_with_y_independent_of_x():
     # 150 noise columns, y independent of X, 6 seeds: the per-feature rule
     # keeps several columns in all, each correction at most its promise on

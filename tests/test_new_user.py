@@ -24,6 +24,7 @@ def data(n=300, seed=0):
 
 
 # -- task detection: one rule, by dtype ---------------------------------------------
+@pytest.mark.slow
 def test_whole_number_float_target_is_regression_not_classes():
     X, y = data()
     counts = np.round(np.exp(1 + X[:, 0] / 2)).astype(float)  # Poisson-like counts
@@ -36,6 +37,7 @@ def test_whole_number_float_target_is_regression_not_classes():
         assert isinstance(sel.estimator_, xgb.XGBRegressor)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "target",
     [
@@ -78,6 +80,7 @@ def test_cli_uses_the_same_task_rule_as_python(capsys, tmp_path):
 
 
 # -- columns the default booster takes, and those it cannot ---------------------------
+@pytest.mark.slow
 def test_default_booster_takes_pandas_and_polars_categories():
     X, y = data()
     frame = pd.DataFrame(X, columns=list("abcd"))
@@ -210,6 +213,7 @@ def test_cli_drop_suggestion_is_accepted_by_its_parser(capsys, tmp_path):
 
 
 # -- threads ------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cli_threads_and_n_jobs_reach_the_booster(capsys, tmp_path, monkeypatch):
     from skl_treeinner import _selector
 

@@ -104,6 +104,7 @@ def _at_chance(res):
     return res["mean_test_score"][best] <= res["mean_test_score"][0] + 2 * se[best]
 
 
+@pytest.mark.slow
 def test_honest_curve_stays_at_chance_where_a_leaky_ranking_does_not(monkeypatch):
     # y independent of 300 columns on 160 rows; alpha=None: the curve runs
     # over every column with a positive inner score.
@@ -143,6 +144,7 @@ def test_feature_groups_are_ranked_counted_and_kept_whole():
     assert kept[[0, 1]].all()
 
 
+@pytest.mark.slow
 def test_classifiers_score_log_loss_in_the_users_labels_and_take_a_scoring():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(400, 6))

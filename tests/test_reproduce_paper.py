@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from skl_treeinner import global_importance
 from skl_treeinner._readers import read_model
@@ -23,6 +24,7 @@ def load_script():
     return module
 
 
+@pytest.mark.slow
 def test_smoke_run_writes_table_and_plot(tmp_path):
     out = subprocess.run(
         [sys.executable, str(SCRIPT), "--smoke", "--out-dir", str(tmp_path)],

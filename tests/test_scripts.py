@@ -7,6 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+#: A real cluster or a script run per test: slow (pytest -m 'not slow' skips).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -60,6 +60,7 @@ EXPECTED_FAILED_CHECKS: dict = {
 }
 
 
+@pytest.mark.slow
 @parametrize_with_checks(
     [
         TreeInnerSelector(small_reg(n_estimators=3), random_state=0),
@@ -166,6 +167,7 @@ def test_treeshap_attribution():
     np.testing.assert_allclose(sel.scores_, expected, rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_default_estimator_is_the_papers_xgboost():
     from threadpoolctl import threadpool_limits
 
@@ -315,6 +317,7 @@ def test_ranking_is_stable_under_ties():
 
 
 # -- composition ------------------------------------------------------------------
+@pytest.mark.slow
 def test_pipeline_gridsearch_cross_validate():
     X, y = make_data(n=200, classification=True)
     pipe = Pipeline(

@@ -9,6 +9,7 @@ same trees. benchmarks/selector_auc.py runs it with cv=2 and cv=5 as well.
 """
 
 import numpy as np
+import pytest
 import xgboost as xgb
 from sklearn.metrics import roc_auc_score
 from threadpoolctl import threadpool_limits
@@ -17,6 +18,7 @@ from skl_treeinner import TreeInnerSelector
 from skl_treeinner.datasets import make_paper_simulation
 
 
+@pytest.mark.slow
 def test_default_selector_auc_on_paper_regression_data():
     held_out, gain = [], []
     with threadpool_limits(1):

@@ -235,6 +235,7 @@ HGB_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize(("kind", "params"), HGB_CASES)
 def test_hgb_total_gain(kind, params, weighted):
@@ -249,6 +250,7 @@ def test_hgb_total_gain(kind, params, weighted):
             assert_prop3(tree_inner(model, X, y), reader.total_gain())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["poisson", "binary", "multiclass"])
 def test_hgb_recovered_hessians_match_training_rows(kind):
     """H, p̂ and gain from sklearn's own gradients and hessians, summed per node."""

@@ -9,6 +9,7 @@ from conftest import OBJECTIVES, assert_total_gain, fit, make_data
 from skl_treeinner import predecomp, read_ensemble, tree_inner
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tree_method", ["exact", "hist", "approx"])
 @pytest.mark.parametrize("objective", sorted(OBJECTIVES))
 def test_total_gain_every_objective(objective, tree_method, data):

@@ -143,6 +143,7 @@ def test_inputs_and_models_the_rule_does_not_cover_use_the_booster(monkeypatch):
     np.testing.assert_allclose(fast, ref, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_paths_over_many_features_equal_xgboost_per_round():
     # Depth-14 trees on 14 columns: paths split on up to 14 distinct features,
     # beyond what the tables take (_numba_treeshap._dense): their rows are sorted
@@ -232,6 +233,7 @@ def _numpy_kernel():
             os.environ[_kernels.ENV_VAR] = before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("per_row", [False, True])
 def test_threads_split_the_trees_without_changing_the_numbers(per_row):
     X, y = make_data(n=4000, p=6, seed=35, nan_frac=0.05)

@@ -48,6 +48,7 @@ def _models():
     yield "nan-as-zero", model, X, y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", range(4))
 def test_every_round_equals_lightgbm_pred_contrib(case):
     name, model, X, _ = list(_models())[case]
