@@ -210,3 +210,34 @@ def test_dependent_rows_benchmark_runs():
         "0.9",
     )
     assert "newey-west" in stdout and "lagged column kept" in stdout
+
+
+def test_fitted_identity_compares_captures(tmp_path):
+    out = tmp_path / "a.pkl"
+    stdout = run("benchmarks/fitted_identity.py", "capture", str(out), "--no-dask")
+    assert "memory-curve-best fitted" in stdout
+    stdout = run("benchmarks/fitted_identity.py", "compare", str(out), str(out))
+    assert "11 of 11 configurations bit-identical" in stdout
+    import pickle
+
+    captured = pickle.loads(out.read_bytes())
+    captured["memory-cv3"]["scores_"] = np.nextafter(
+        captured["memory-cv3"]["scores_"], np.inf
+    )  # one ulp: still a difference
+    changed = tmp_path / "b.pkl"
+    changed.write_bytes(pickle.dumps(captured))
+    result = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/fitted_identity.py",
+            "compare",
+            str(out),
+            str(changed),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "DIFF memory-cv3" in result.stdout
