@@ -285,3 +285,22 @@ def test_catboost_frames_with_categories_refit_on_any_subset():
             catboost.CatBoostRegressor(iterations=5, cat_features=["city"]),
             max_features="best",
         ).fit(frame, y)
+
+
+def test_refits_cut_histgradientboostings_validation_rows_to_their_columns():
+    # Regression: X_val (scikit-learn's own validation rows, a fit parameter)
+    # reached refits on fewer columns whole, and HistGradientBoosting refused
+    # it ("X has 5 features, but ... is expecting 2").
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))
+    y = X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=400)
+    X_val = rng.normal(size=(100, 5))
+    y_val = X_val[:, 0] + 0.5 * X_val[:, 1] + rng.normal(size=100)
+    est = HistGradientBoostingRegressor(max_iter=20, early_stopping=True)
+    sel = TreeInnerSelector(
+        est, cv=2, alpha=None, threshold=-np.inf, max_features="best", random_state=0
+    ).fit(X, y, X_val=X_val, y_val=y_val)
+    assert sel.cv_results_["n_features"].tolist() == [0, 1, 2, 3, 4, 5]
+    assert np.isfinite(sel.cv_results_["mean_test_score"]).all()

@@ -303,6 +303,16 @@ class HistGradientBoostingReader(ModelReader):
     thread_parameter = None
     positional_settings = ("monotonic_cst", "interaction_cst", "categorical_features")
 
+    @classmethod
+    def fit_params_for_columns(cls, fit_params, columns, *, feature_names, take):
+        """Cut the validation rows ``X_val`` (scikit-learn >= 1.4) to the columns."""
+        params = super().fit_params_for_columns(
+            fit_params, columns, feature_names=feature_names, take=take
+        )
+        if params.get("X_val") is not None:
+            params["X_val"] = take(params["X_val"], columns)
+        return params
+
     def __init__(self, model):
         _check_fitted(model)
         self.model = model
