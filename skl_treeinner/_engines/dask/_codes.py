@@ -2,7 +2,7 @@
 
 The in-memory engine indexes rows; a Dask collection has no cheap row index,
 so the rows are *labelled* instead (:class:`Codes`); see the notes of
-:mod:`skl_treeinner._engines.dask._selector`. Here: the codes, the aligned
+:mod:`skl_treeinner._engines.dask._fit`. Here: the codes, the aligned
 partitions they are drawn on (:class:`Rows`), the small table of rows per
 split, role and class that is checked as the in-memory splitters check their
 splits, and the lazy collections of one split's rows.
