@@ -288,7 +288,7 @@ def shared_object(dask, reader):
 
 
 def tree_inner_dask(
-    reader, X, y, *, attribution, sample_weight, per_iteration, per_sample
+    reader, X, y, *, attribution, sample_weight, per_iteration=False, per_sample=False
 ):
     """:func:`~skl_treeinner.tree_inner` of Dask collections (see the module notes)."""
     dask, da = dask_modules("tree_inner on Dask collections")
