@@ -56,7 +56,7 @@ class Objective:
     #: computed from their finitely many labels instead.
     affine_in_target: bool = False
     #: Whether the gradient is (mean - y) up to the weight, so that Σ g² falls
-    #: with the loss (the divergence check of ``_crossfit``).
+    #: with the loss (the divergence check of ``_engines/memory/_crossfit``).
     gradient_is_residual: bool = False
 
     def class_probabilities(self, margin: np.ndarray) -> np.ndarray:

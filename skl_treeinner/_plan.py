@@ -6,8 +6,8 @@ data, the booster to fit, the seeds. The helpers below resolve what every
 engine needs to fit a booster: the booster itself (:func:`resolve_estimator`),
 which step of a Pipeline it is, whether it is a classifier and supported, what
 an int ``cv`` stands for, and its fit parameters with metadata routing resolved
-(:func:`make_fit_setup`). Library knowledge (how a booster is told to stop
-early) comes from the reader registry, never from here.
+(:func:`make_fit_setup`, :func:`route_fit_metadata`). Library knowledge (how a
+booster is told to stop early) comes from the reader registry, never from here.
 """
 
 from __future__ import annotations
@@ -144,10 +144,11 @@ class SelectionPlan:
     scoring: object = None
     n_jobs: int | None = None
     verbose: int = 0
-    #: With metadata routing enabled: ``(booster's fit parameters, the
-    #: splitter's parameters)``, routed once from what ``fit`` was given;
+    #: With metadata routing enabled, the selector's routing of ``fit``'s
+    #: metadata (scikit-learn's ``MetadataRouter``: to the booster and the
+    #: splitter), applied once the data are checked (:func:`make_fit_setup`);
     #: ``None`` without routing (the checked weights then reach the booster).
-    routed: tuple[dict, dict] | None = None
+    router: object = None
     #: With ``max_features="best"``/``"1se"``: ``candidates(fitted)``, the
     #: units (features, or feature groups) that pass the selector's cut-off
     #: on one split's fitted statistics, best first (the refit curve's
@@ -293,15 +294,21 @@ def make_fit_setup(
     """Return what every split shares (:class:`FitSetup`) and the splitter's params.
 
     ``weight`` is the checked weights (the booster gets them without
-    metadata routing; with it, ``plan.routed`` says what reaches the
-    booster and the splitter); ``groups`` the row groups the splitter takes
-    without routing; ``feature_groups`` the resolved groups whose sums
-    every split also scores, or None.
+    metadata routing; with it, ``plan.router`` routes what ``fit`` was
+    given to the booster and the splitter); ``groups`` the row groups the
+    splitter takes; ``feature_groups`` the resolved groups whose sums every
+    split also scores, or None.
     """
-    routing = plan.routed is not None
+    routing = plan.router is not None
     weight_key = weight_key_of(base, routing)
     if routing:
-        booster_params, split_params = (dict(part) for part in plan.routed)
+        booster_params, split_params = route_fit_metadata(
+            plan.router,
+            cv=plan.cv,
+            sample_weight=plan.sample_weight,
+            groups=groups,
+            fit_params=plan.fit_params,
+        )
     else:
         booster_params = dict(plan.fit_params)
         if plan.sample_weight is not None:

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _cutoff, _feature_groups, _refit_curve
 from ._engines import engine_for
-from ._plan import SelectionPlan, final_step, route_fit_metadata, selection_seeds
+from ._plan import SelectionPlan, final_step, selection_seeds
 from ._readers import reader_class
 
 __all__ = ["SelectionMixin", "curve_candidates"]
@@ -62,8 +62,8 @@ class SelectionMixin:
     def _plan(self, X, y, sample_weight, *, groups, fit_params):
         """Decide once what every engine needs: the data, the settings, the seeds.
 
-        Plain values (:class:`~skl_treeinner._plan.SelectionPlan`): metadata
-        routing is resolved here, and with a refit curve's rule in
+        Plain values (:class:`~skl_treeinner._plan.SelectionPlan`): with
+        metadata routing, the selector's router; with a refit curve's rule in
         ``max_features`` the plan carries this selector's cut-off as a pure
         function of fitted values (:func:`curve_candidates`).
         """
@@ -72,18 +72,15 @@ class SelectionMixin:
         if curve:  # what the refits could not use fails before any fit
             _refit_curve.check_curve_scoring(self.scoring, sample_weight is not None)
             final = None if self.estimator is None else final_step(self.estimator)
-            reader = None if final is None else reader_class(final)
+            try:
+                reader = None if final is None else reader_class(final)
+            except ImportError:  # check_supported names the missing library
+                reader = None
             if reader is not None:  # settings that name columns by position
                 reader.check_refit_settings(final)
-        routed = None
+        router = None
         if _routing_enabled() and not self.prefit:
-            routed = route_fit_metadata(
-                self.get_metadata_routing(),
-                cv=self.cv,
-                sample_weight=sample_weight,
-                groups=groups,
-                fit_params=fit_params,
-            )
+            router = self.get_metadata_routing()
         return SelectionPlan(
             X=X,
             y=y,
@@ -104,7 +101,7 @@ class SelectionMixin:
             scoring=self.scoring,
             n_jobs=self.n_jobs,
             verbose=self.verbose,
-            routed=routed,
+            router=router,
             candidates=(
                 functools.partial(curve_candidates, self.threshold) if curve else None
             ),

@@ -239,3 +239,17 @@ def test_identity_warning_points_at_the_callers_line(data):
         with pytest.warns(IdentityWarning) as record:
             call()
         assert record[0].filename == __file__
+
+
+def test_metadata_routing_errors_come_after_the_input_checks():
+    # The selector routes fit's metadata once X and y are checked: a missing
+    # y is named as such, not as metadata the booster did not request.
+    import sklearn
+
+    from skl_treeinner import TreeInnerSelector
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    with sklearn.config_context(enable_metadata_routing=True):
+        sel = TreeInnerSelector(xgb.XGBRegressor(n_estimators=2))
+        with pytest.raises(ValueError, match="requires y"):
+            sel.fit(X, None, sample_weight=np.ones(60))

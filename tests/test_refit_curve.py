@@ -304,3 +304,21 @@ def test_refits_cut_histgradientboostings_validation_rows_to_their_columns():
     ).fit(X, y, X_val=X_val, y_val=y_val)
     assert sel.cv_results_["n_features"].tolist() == [0, 1, 2, 3, 4, 5]
     assert np.isfinite(sel.cv_results_["mean_test_score"]).all()
+
+
+@pytest.mark.parametrize(
+    "library, params",
+    [
+        ("lightgbm", {"monotonic_cst": [1, 0, 0]}),  # LightGBM's alias
+        ("lightgbm", {"categorical_features": [0]}),  # LightGBM's alias
+        ("catboost", {"feature_weights": [1.0, 2.0, 3.0]}),
+    ],
+)
+def test_positional_settings_are_refused_under_their_aliases(library, params):
+    # Regression: the readers' own lists of positional settings missed these
+    # names, which the one list before them (_refit_curve) refused.
+    module = pytest.importorskip(library)
+    cls = module.LGBMRegressor if library == "lightgbm" else module.CatBoostRegressor
+    X, y = _data(100)
+    with pytest.raises(ValueError, match="by position"):
+        TreeInnerSelector(cls(**params), max_features="best").fit(X, y)

@@ -378,6 +378,7 @@ class CatBoostReader(ModelReader):
     thread_parameter = "thread_count"
     positional_settings = (
         "monotone_constraints",
+        "feature_weights",
         "cat_features",
         "text_features",
         "embedding_features",

@@ -242,7 +242,19 @@ class LightGBMReader(ModelReader):
         rate = params.get("learning_rate") or 0.1
         return 1e5 * rate / 0.05
 
-    positional_settings = ("monotone_constraints", "interaction_constraints")
+    #: With the aliases LightGBM takes for them as estimator parameters.
+    positional_settings = (
+        "monotone_constraints",
+        "monotone_constraint",
+        "monotonic_cst",
+        "mc",
+        "interaction_constraints",
+        "categorical_feature",
+        "categorical_features",
+        "cat_feature",
+        "categorical_column",
+        "cat_column",
+    )
 
     @classmethod
     def fit_params_for_columns(cls, fit_params, columns, *, feature_names, take):

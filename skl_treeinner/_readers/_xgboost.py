@@ -148,12 +148,12 @@ class XGBoostReader(ModelReader):
     read up to ``best_iteration``, the trees its ``predict`` uses.
     """
 
-    #: XGBoost refuses ±inf in its input (with a C++ stack trace).
     positional_settings = (
         "monotone_constraints",
         "interaction_constraints",
         "feature_weights",
     )
+    #: XGBoost refuses ±inf in its input (with a C++ stack trace).
     accepts_infinity = False
     #: XGBoost sums gradients into float32 gains G²/(H + λ): past a spread of
     #: sqrt(float32 max) ≈ 1.8e19 a node's G² overflows. Measured: 10,000

@@ -233,7 +233,7 @@ def check_input(plan, default) -> CheckedInput:
     """Check a plan of Dask collections before anything is computed or fitted.
 
     ``default(classifier, seed)`` builds the default booster when the plan
-    names none. Only the class labels of a classifier are computed here.
+    names none.
     """
     dask, _ = dask_modules("TreeInnerSelector on Dask collections")
     X, y, sample_weight, cv = plan.X, plan.y, plan.sample_weight, plan.cv
@@ -272,13 +272,7 @@ def check_input(plan, default) -> CheckedInput:
             f"A regressor cannot fit y of dtype {y.dtype}: pass numbers, or a "
             "classifier for class labels."
         )
-    # A prefit classifier maps labels with its own classes_ (the reader does).
-    labels = class_labels(dask, y) if classifier and not plan.prefit else None
-    if labels is not None and len(labels) < 2:
-        raise ValueError(
-            f"y holds a single class ({labels.tolist()}); a classifier needs two."
-        )
-    return CheckedInput(base, classifier, n_features_in, names, (dask, labels))
+    return CheckedInput(base, classifier, n_features_in, names, dask)
 
 
 class DaskRun(SplitRun):
@@ -290,8 +284,17 @@ class DaskRun(SplitRun):
     """
 
     def __init__(self, plan, checked, fgroups):
-        self.dask, labels = checked.rows
+        self.dask = checked.rows
         self.plan, self.checked, self.fgroups = plan, checked, fgroups
+        # A prefit classifier maps labels with its own classes_ (the reader does).
+        labels = None
+        if checked.classifier and not plan.prefit:
+            labels = class_labels(self.dask, plan.y)
+            if len(labels) < 2:
+                raise ValueError(
+                    f"y holds a single class ({labels.tolist()}); a classifier "
+                    "needs two."
+                )
         self.labels = None if labels is None else np.asarray(labels)
         self.fit_kwargs = {"plan_params": {}, "es_reader": None, "weighted": False}
         if plan.prefit:
