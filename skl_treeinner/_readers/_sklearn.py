@@ -305,7 +305,7 @@ class HistGradientBoostingReader(ModelReader):
 
     @classmethod
     def fit_params_for_columns(cls, fit_params, columns, *, feature_names, take):
-        """Cut the validation rows ``X_val`` (scikit-learn >= 1.4) to the columns."""
+        """Cut the validation rows ``X_val`` (scikit-learn 1.7 and later) too."""
         params = super().fit_params_for_columns(
             fit_params, columns, feature_names=feature_names, take=take
         )
