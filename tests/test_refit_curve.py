@@ -15,7 +15,7 @@ from sklearn.metrics import (
 from sklearn.model_selection import GroupKFold, KFold, TimeSeriesSplit
 
 from skl_treeinner import TreeInnerSelector
-from skl_treeinner._engines.memory import _splits
+from skl_treeinner._engines.memory import _run, _splits
 from skl_treeinner._refit_curve import choose_k, curve_standard_error, k_grid
 
 
@@ -121,7 +121,7 @@ def test_honest_curve_stays_at_chance_where_a_leaky_ranking_does_not(monkeypatch
         rows = np.arange(y.size)
         return [(rows, rows) for _ in jobs]
 
-    monkeypatch.setattr(_splits, "inner_splits", leaky)
+    monkeypatch.setattr(_run, "inner_splits", leaky)
     leaked = TreeInnerSelector(_booster(), **params).fit(X, y)
     assert not _at_chance(leaked.cv_results_)
     assert leaked.cv_results_["mean_test_score"].max() > 0.1

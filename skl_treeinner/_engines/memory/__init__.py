@@ -35,8 +35,8 @@ from ..._validation import (
     warn_many_integer_classes,
 )
 from .._base import CheckedInput, Engine, SplitRun
-from . import _splits
 from ._run import CrossFitRun, PrefitRun, Rows
+from ._splits import check_groups
 
 __all__ = ["IN_MEMORY", "InMemory"]
 
@@ -109,7 +109,7 @@ class InMemory(Engine):
                 type(final).__name__,
                 reader.target_offset_limit(final),
             )
-        _splits.check_groups(plan.groups, y.shape[0])
+        check_groups(plan.groups, y.shape[0])
         rows = Rows(X, y, y_fit, weight)
         return CheckedInput(base, classifier, n_features_in, names, rows)
 

@@ -17,7 +17,8 @@ from ... import _dependence, _inference
 from ..._plan import final_step, make_fit_setup
 from ..._readers import reader_class
 from .._base import SplitRun, UnitTests
-from . import _crossfit, _splits
+from ._crossfit import clone_estimator, run_refits, run_splits, score_features
+from ._splits import check_scoring_rows, inner_splits, make_jobs, make_splits
 
 __all__ = ["CrossFitRun", "PrefitRun", "Rows"]
 
@@ -36,7 +37,8 @@ class _Pooled(NamedTuple):
 
     n_rows: int
     weight: object
-    groups: object  # the row groups where the units are groups, else None
+    #: The row groups (the units are then groups: ``test_units``), or None.
+    groups: object
 
 
 def _unit_tests(pooled: _Pooled, tests, scored, *, units, fgroups) -> UnitTests:
@@ -79,13 +81,13 @@ class PrefitRun(SplitRun):
         self.plan, self.checked, self.fgroups = plan, checked, fgroups
         rows = checked.rows
         self.tests = [np.arange(rows.y.shape[0])]
-        _splits.check_scoring_rows(self.tests, rows.weight)
+        check_scoring_rows(self.tests, rows.weight)
 
     def fit_and_score(self):
         """Score a copy of the prefit model on every row."""
         rows, checked = self.checked.rows, self.checked
         fitted = copy.deepcopy(checked.estimator)
-        scored = _crossfit.score_features(
+        scored = score_features(
             fitted,
             rows.X,
             rows.y,
@@ -103,9 +105,7 @@ class PrefitRun(SplitRun):
         units = _dependence.test_units(
             rows.y_fit, groups, splits=None, classifier=self.checked.classifier
         )
-        pooled = _Pooled(
-            rows.y.shape[0], rows.weight, groups if units == "groups" else None
-        )
+        pooled = _Pooled(rows.y.shape[0], rows.weight, groups)
         return _unit_tests(
             pooled, self.tests, scored, units=units, fgroups=self.fgroups
         )
@@ -133,7 +133,7 @@ class CrossFitRun(SplitRun):
             groups=plan.groups,
             feature_groups=fgroups,
         )
-        self.splits = _splits.make_splits(
+        self.splits = make_splits(
             rows.X,
             y_fit,
             cv=plan.cv,
@@ -144,19 +144,17 @@ class CrossFitRun(SplitRun):
             split_params=split_params,
             seed=plan.split_seed,
         )
-        self.jobs = _splits.make_jobs(
+        self.jobs = make_jobs(
             self.splits,
             y=y_fit,
             classifier=classifier,
             es_reader=self.setup.es_reader,
             seeds=plan.rng.randint(2**31 - 1, size=len(self.splits)),
         )
-        _splits.check_scoring_rows([job.test for job in self.jobs], rows.weight)
+        check_scoring_rows([job.test for job in self.jobs], rows.weight)
         final = final_step(base)
         if final is base:  # what each split's copy is told, refused here first
-            reader_class(final).prepare_estimator(
-                _crossfit.clone_estimator(base), self.setup.X
-            )
+            reader_class(final).prepare_estimator(clone_estimator(base), self.setup.X)
         _dependence.check_dependent_rows(
             rows.X,
             y_fit,
@@ -168,15 +166,11 @@ class CrossFitRun(SplitRun):
         self.units = _dependence.test_units(
             y_fit, plan.groups, splits=self.splits, classifier=classifier
         )
-        self.pooled = _Pooled(
-            y_fit.shape[0],
-            rows.weight,
-            plan.groups if self.units == "groups" else None,
-        )
+        self.pooled = _Pooled(y_fit.shape[0], rows.weight, plan.groups)
 
     def _run(self, jobs, name):
         plan = self.plan
-        return _crossfit.run_splits(
+        return run_splits(
             self.setup, jobs, n_jobs=plan.n_jobs, verbose=plan.verbose, name=name
         )
 
@@ -194,16 +188,16 @@ class CrossFitRun(SplitRun):
     def rankings(self):
         """Fit on half of each split's training rows, test on the other half."""
         plan, units = self.plan, self.units
-        pairs = _splits.inner_splits(
+        pairs = inner_splits(
             self.jobs,
             y=self.y_fit,
             classifier=self.classifier,
             labels=self.labels,
-            groups=self.pooled.groups if units == "groups" else plan.groups,
+            groups=plan.groups,
             ordered=units == "blocks",
             seed=plan.rng.randint(2**31 - 1),
         )
-        inner = _splits.make_jobs(
+        inner = make_jobs(
             pairs,
             y=self.y_fit,
             classifier=self.classifier,
@@ -224,6 +218,6 @@ class CrossFitRun(SplitRun):
         tasks = [
             (self.jobs[j], np.asarray(cols, np.int64), scoring) for j, cols in points
         ]
-        return _crossfit.run_refits(
+        return run_refits(
             self.setup, tasks, n_jobs=plan.n_jobs, verbose=plan.verbose, name=plan.name
         )
