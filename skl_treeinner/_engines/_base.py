@@ -31,7 +31,8 @@ class CheckedInput(NamedTuple):
     #: X's columns, as scikit-learn's input checks record them.
     n_features_in: int
     feature_names_in: np.ndarray | None
-    #: The engine's own view of the checked rows (only it reads them).
+    #: The engine's own view of the checked rows (only it reads them), or
+    #: None where the rows stay in the plan (Dask collections).
     rows: object
 
 

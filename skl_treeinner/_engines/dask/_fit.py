@@ -235,7 +235,7 @@ def check_input(plan, default) -> CheckedInput:
     ``default(classifier, seed)`` builds the default booster when the plan
     names none.
     """
-    dask, _ = dask_modules("TreeInnerSelector on Dask collections")
+    dask_modules("TreeInnerSelector on Dask collections")  # installed, or say how
     X, y, sample_weight, cv = plan.X, plan.y, plan.sample_weight, plan.cv
     if y is None:
         raise ValueError(
@@ -272,7 +272,7 @@ def check_input(plan, default) -> CheckedInput:
             f"A regressor cannot fit y of dtype {y.dtype}: pass numbers, or a "
             "classifier for class labels."
         )
-    return CheckedInput(base, classifier, n_features_in, names, dask)
+    return CheckedInput(base, classifier, n_features_in, names, None)
 
 
 class DaskRun(SplitRun):
@@ -284,7 +284,7 @@ class DaskRun(SplitRun):
     """
 
     def __init__(self, plan, checked, fgroups):
-        self.dask = checked.rows
+        self.dask, _ = dask_modules("TreeInnerSelector on Dask collections")
         self.plan, self.checked, self.fgroups = plan, checked, fgroups
         # A prefit classifier maps labels with its own classes_ (the reader does).
         labels = None
