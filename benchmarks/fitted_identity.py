@@ -35,35 +35,25 @@ def data(n=400, p=6, seed=0, classes=False):
     return X, y
 
 
-FIELDS = (
-    "scores_",
-    "scores_se_",
-    "pvalues_",
-    "n_scored_rows_",
-    "test_units_",
-    "split_scores_",
-    "ranking_",
-    "max_features_",
-    "n_features_in_",
-    "feature_names_in_",
-    "groups_",
-    "group_scores_",
-    "group_scores_se_",
-    "_group_sum_pvalues",
-    "cv_results_",
-    "support_",
-)
+#: Fitted attributes that are no statistic: the boosters, the selector's
+#: own record of its max_features and of its feature groups (objects).
+NOT_COMPARED = ("estimator_", "estimators_", "_fitted_max_features", "_feature_groups")
+#: Derived attributes compared too: the selection and the groups' p-values.
+DERIVED = ("support_", "group_pvalues_")
 
 
 def stats(sel):
+    """Every fitted statistic the selector stores (its ``_FITTED``) and derives."""
+    from skl_treeinner._selector import _FITTED
+
     out = {}
-    for name in FIELDS:
+    for name in (*_FITTED, *DERIVED):
+        if name in NOT_COMPARED:
+            continue
         try:
             out[name] = getattr(sel, name)
-        except AttributeError:
+        except AttributeError:  # not fitted in this configuration
             pass
-    if hasattr(sel, "group_scores_"):
-        out["group_pvalues_"] = sel.group_pvalues_
     return out
 
 
