@@ -182,7 +182,7 @@ def combine_moments(a: Moments, b: Moments) -> Moments:
     return Moments(n, a.total + b.total, m2, np.maximum(a.peak, b.peak), noise)
 
 
-def one_sided_test(z, noise_variance=None) -> ScoreTest:
+def one_sided_test(z, noise_variance=None, scale=None) -> ScoreTest:
     """Test H0: E[z_k] ≤ 0 for every column k of the per-unit contributions.
 
     Parameters
@@ -192,6 +192,10 @@ def one_sided_test(z, noise_variance=None) -> ScoreTest:
     noise_variance : ndarray of shape (n_features,) or None
         The target's noise in the score (:func:`pool_noise`): the floor of
         the score's variance.
+    scale : ndarray of shape (n_features,) or None
+        The size of the terms ``z`` are differences of, where they are
+        (the test of a column): a spread at float rounding of it is no
+        spread. None: the largest ``|z|``.
 
     Returns
     -------
@@ -209,6 +213,8 @@ def one_sided_test(z, noise_variance=None) -> ScoreTest:
         If m < 2.
     """
     units = moments(z)
+    if scale is not None:
+        units = units._replace(peak=np.maximum(units.peak, scale))
     if noise_variance is not None:
         units = units._replace(noise=(np.asarray(noise_variance), 1.0, 1))
     return score_test(units)

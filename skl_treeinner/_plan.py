@@ -105,6 +105,9 @@ class FitSetup:
     threads: int | None = None
     #: Verbosity of each split's own scoring (TreeSHAP progress).
     verbose: int = 0
+    #: Seeds the test of a column's draws (with each split's index); None
+    #: for the test of the model's use (``test="model"``).
+    resample_seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,8 @@ class SelectionPlan:
     cv: object = 5
     validation_fraction: float = 0.5
     attribution: str = "predecomp"
+    #: ``"column"`` or ``"model"``: what the test asks (the selector's ``test``).
+    test: str = "model"
     prefit: bool = False
     feature_groups: dict | None = None
     max_features: object = None
@@ -334,6 +339,7 @@ def make_fit_setup(
         n_features_in=n_features_in,
         feature_names_in=feature_names_in,
         feature_groups=feature_groups,
+        resample_seed=plan.split_seed if plan.test == "column" else None,
     )
     return setup, split_params
 

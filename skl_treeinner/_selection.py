@@ -95,6 +95,7 @@ class SelectionMixin:
             cv=self.cv,
             validation_fraction=self.validation_fraction,
             attribution=self.attribution,
+            test=self.test,
             prefit=self.prefit,
             feature_groups=self.feature_groups,
             max_features=self.max_features,

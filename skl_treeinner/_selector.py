@@ -38,6 +38,7 @@ _FITTED = (
     "estimators_",
     "scores_",
     "scores_se_",
+    "null_scores_",
     "pvalues_",
     "n_scored_rows_",
     "test_units_",
@@ -105,6 +106,25 @@ class TreeInnerSelector(
     attribution : {"predecomp", "treeshap"}, default="predecomp"
         Per-tree attribution in the inner product: PreDecomp (Def. 1) or each
         tree's own TreeSHAP (much slower). See :func:`tree_inner`.
+    test : {"model", "column"}, default="model"
+        What the test of each feature asks.
+
+        - ``"column"``: does the column tell anything about y? H0: the column
+          is independent of y and of the other columns. Each held-out row's
+          term is compared with the same model's term for the same row with
+          the column's value drawn from another held-out row (three draws),
+          and the per-row differences are tested (a holdout randomization
+          test). A noise column scores as much as its resampled self,
+          whatever the model does with it. A column that carries another
+          column's information (a near copy of a relevant column) is not
+          independent of the others, so it can be kept, as in Boruta's
+          all-relevant sense. Feature groups are resampled whole.
+        - ``"model"``: does *this* model's use of the column help on new rows?
+          H0: its expected held-out term is ≤ 0 given the fitted models (the
+          test of earlier versions). A split on a rare noise dummy can help
+          an underfit model on new rows, so this test keeps such columns.
+
+        docs/core.md, "The test of a column", says why and what it costs.
     cv : int, cross-validation generator, iterable or None, default=5
         Cross-fitting: every split's test rows are scored by the model
         fitted on its training rows, and the scores are summed over splits,
@@ -404,6 +424,7 @@ class TreeInnerSelector(
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit"]), None],
         "attribution": [StrOptions({"predecomp", "treeshap"})],
+        "test": [StrOptions({"column", "model"})],
         "cv": ["cv_object"],
         "validation_fraction": [Interval(RealNotInt, 0, 1, closed="neither")],
         "alpha": _cutoff.ALPHA_CONSTRAINTS,
@@ -424,6 +445,7 @@ class TreeInnerSelector(
         estimator=None,
         *,
         attribution="predecomp",
+        test="model",
         cv=5,
         validation_fraction=0.5,
         alpha=0.05,
@@ -440,6 +462,7 @@ class TreeInnerSelector(
     ):
         self.estimator = estimator
         self.attribution = attribution
+        self.test = test
         self.cv = cv
         self.validation_fraction = validation_fraction
         self.alpha = alpha

@@ -139,9 +139,9 @@ def test_group_statistics_are_sums_of_the_members_terms():
     splits = list(KFold(3, shuffle=True, random_state=0).split(X))
     groups = {"pair": [1, 2], "noise": [3, 4, 5]}
     selector = TreeInnerSelector(
-        _booster(), cv=splits, feature_groups=groups, group_test="sum"
+        _booster(), cv=splits, feature_groups=groups, group_test="sum", test="model"
     ).fit(X, y)
-    plain = TreeInnerSelector(_booster(), cv=splits).fit(X, y)
+    plain = TreeInnerSelector(_booster(), cv=splits, test="model").fit(X, y)
     # The columns' own statistics are those of the selector without groups.
     for name in ("scores_", "scores_se_", "pvalues_", "split_scores_", "ranking_"):
         assert np.array_equal(getattr(selector, name), getattr(plain, name)), name
@@ -163,7 +163,7 @@ def test_multiclass_group_noise_from_every_label():
     splits = [next(KFold(2, shuffle=True, random_state=1).split(X))]
     est = xgb.XGBClassifier(n_estimators=20, max_depth=3, random_state=0)
     selector = TreeInnerSelector(
-        est, cv=splits, feature_groups={"pair": [1, 2]}, group_test="sum"
+        est, cv=splits, feature_groups={"pair": [1, 2]}, group_test="sum", test="model"
     ).fit(X, labels)
     g = list(selector.groups_).index("pair")
     score, se, p = _expected_sum_test(
@@ -351,11 +351,12 @@ def test_time_blocks_of_the_sums_are_long_enough_for_the_sums():
         _booster(n_estimators=20),
         cv=TimeSeriesSplit(3),
         feature_groups={"noise": [1, 2, 3, 4]},
+        test="model",
     ).fit(X, y)
     assert selector.test_units_ == "blocks"
-    plain = TreeInnerSelector(_booster(n_estimators=20), cv=TimeSeriesSplit(3)).fit(
-        X, y
-    )
+    plain = TreeInnerSelector(
+        _booster(n_estimators=20), cv=TimeSeriesSplit(3), test="model"
+    ).fit(X, y)
     assert np.array_equal(selector.pvalues_, plain.pvalues_)
     assert selector.group_scores_[1] == pytest.approx(selector.scores_[1:].sum())
 

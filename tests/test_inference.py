@@ -86,7 +86,7 @@ def test_pool_rows_sums_a_row_scored_twice_drops_zero_weights_and_pools_groups()
 def test_selector_statistics_are_the_t_test_on_held_out_rows():
     X, y = _data()
     folds = list(KFold(4, shuffle=True, random_state=0).split(X))
-    sel = TreeInnerSelector(_reg(), cv=folds, random_state=0).fit(X, y)
+    sel = TreeInnerSelector(_reg(), cv=folds, random_state=0, test="model").fit(X, y)
     z = np.vstack(
         [
             tree_inner(est, X[test], y[test], per_sample=True)
@@ -131,7 +131,7 @@ def test_prefit_statistics_and_weights():
     X, y = _data(seed=2)
     model = _reg().fit(X[:200], y[:200])
     w = np.random.default_rng(0).integers(0, 3, size=200).astype(float)
-    sel = TreeInnerSelector(model, prefit=True).fit(X[200:], y[200:], w)
+    sel = TreeInnerSelector(model, prefit=True, test="model").fit(X[200:], y[200:], w)
     z = tree_inner(model, X[200:], y[200:], sample_weight=w, per_sample=True)
     keep = w > 0
     ref = stats.ttest_1samp(z[keep], 0.0, alternative="greater")
@@ -147,7 +147,9 @@ def test_prefit_statistics_and_weights():
     assert sel.n_scored_rows_ == keep.sum()
     # Rescaled weights give the same p-values (a regression test: when weights
     # counted as repeated rows, weights x 10 made noise significant).
-    scaled = TreeInnerSelector(model, prefit=True).fit(X[200:], y[200:], 10 * w)
+    scaled = TreeInnerSelector(model, prefit=True, test="model").fit(
+        X[200:], y[200:], 10 * w
+    )
     np.testing.assert_allclose(scaled.pvalues_, sel.pvalues_, rtol=1e-8)
     np.testing.assert_allclose(scaled.scores_se_, 10 * sel.scores_se_)
 
@@ -200,7 +202,9 @@ def test_groups_are_held_out_whole_and_counted_as_units():
 def test_a_row_scored_by_several_splits_enters_once():
     X, y = _data(n=240, seed=3)
     cv = list(RepeatedKFold(n_splits=3, n_repeats=2, random_state=0).split(X))
-    sel = TreeInnerSelector(_reg(n_estimators=10), cv=cv, random_state=0).fit(X, y)
+    sel = TreeInnerSelector(
+        _reg(n_estimators=10), cv=cv, random_state=0, test="model"
+    ).fit(X, y)
     per_row = np.zeros((240, 5))
     slopes = np.zeros((240, 5))  # each row's terms share its y: |slopes| add
     residuals = []
@@ -358,7 +362,7 @@ def test_floor_of_a_logistic_regression_on_fractions():
         objective="reg:logistic", n_estimators=30, max_depth=3, learning_rate=0.2
     )
     model = est.fit(X[:300], y[:300])
-    sel = TreeInnerSelector(model, prefit=True).fit(X[300:], y[300:])
+    sel = TreeInnerSelector(model, prefit=True, test="model").fit(X[300:], y[300:])
     p = model.predict(X[300:])
     slopes = predecomp(model, X[300:]) / 0.2
     phi = np.sum((y[300:] - p) ** 2) / np.sum(p * (1 - p))
@@ -375,7 +379,7 @@ def test_floor_with_treeshap_from_xgboost_own_contributions():
     X, y = _data(seed=6)
     folds = list(KFold(3, shuffle=True, random_state=0).split(X))
     sel = TreeInnerSelector(
-        _reg(), cv=folds, attribution="treeshap", random_state=0
+        _reg(), cv=folds, attribution="treeshap", random_state=0, test="model"
     ).fit(X, y)
     slopes, residuals, terms = [], [], []
     for est, (_, test) in zip(sel.estimators_, folds, strict=True):

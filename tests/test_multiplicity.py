@@ -92,6 +92,7 @@ def test_set_params_reselects_without_refitting():
     assert {0, 1} <= kept["family_wise"]  # the two real columns survive Holm
     assert len(kept["per_feature"]) > len(kept["family_wise"])  # noise let in
     fresh = TreeInnerSelector(_small(), cv=3, random_state=0, control="family_wise")
+    selector.set_params(control="family_wise")
     np.testing.assert_array_equal(fresh.fit(X, y).support_, selector.support_)
 
 

@@ -77,7 +77,7 @@ def test_expanded_columns_are_scored_as_their_input_column():
     train, y_train = _frame(1500, 0)
     new, y_new = _frame(800, 1)
     pipe = _pipeline().fit(train, y_train)
-    selector = TreeInnerSelector(pipe, prefit=True).fit(new, y_new)
+    selector = TreeInnerSelector(pipe, prefit=True, test="model").fit(new, y_new)
     names_in = list(train.columns)
     pre, booster = pipe[:-1], pipe[-1]
     names_out = list(pre.get_feature_names_out())

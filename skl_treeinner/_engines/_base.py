@@ -49,6 +49,9 @@ class UnitTests(NamedTuple):
     scores: np.ndarray
     #: What the test counted: ``"rows"``, ``"groups"`` or ``"blocks"``.
     units: str
+    #: The test of a column: (n_features_in,) the scores with each column
+    #: resampled among the held-out rows (the mean over draws); else None.
+    null_scores: np.ndarray | None = None
 
 
 class SplitRun:

@@ -64,8 +64,12 @@ def fitted_statistics(tests: UnitTests, fgroups) -> dict:
         "n_scored_rows_": tests.test.n_rows,
         "test_units_": tests.units,
     }
+    if tests.null_scores is not None:
+        fitted["null_scores_"] = tests.null_scores
     if fgroups is not None:
         fitted.update(group_statistics(fgroups, tests.group_test))
+        if tests.null_scores is not None:  # the test's sums are differences
+            fitted["group_scores_"] = fgroups.sums(tests.scores[None])[0]
     return fitted
 
 

@@ -242,6 +242,12 @@ def check_input(plan, default) -> CheckedInput:
             "TreeInnerSelector requires y: TreeInner scores features against the "
             "target of the held-out rows."
         )
+    if plan.test == "column":
+        raise ValueError(
+            "test='column' is not available on Dask collections yet (its "
+            "resampled rows are scored in memory only). Pass test='model', or "
+            "compute a sample of the rows into memory."
+        )
     if plan.groups is not None:
         raise TypeError(
             "groups are not supported with Dask collections yet. Keep the rows "

@@ -24,6 +24,7 @@ from sklearn.utils.validation import _check_method_params
 from threadpoolctl import threadpool_limits
 
 from ... import _threads
+from ..._permutation import column_terms
 from ..._pipeline_columns import input_columns
 from ..._plan import FitSetup, final_step
 from ..._progress import progress, write_line
@@ -37,6 +38,7 @@ __all__ = [
     "clone_estimator",
     "fit_and_score",
     "refit_and_score",
+    "resample_seed",
     "run_refits",
     "run_splits",
     "score_features",
@@ -89,6 +91,14 @@ class Scored(NamedTuple):
     #: The same noise of the feature groups' sums (``a2v`` of shape
     #: (n_rows, n_groups)), or None (no groups, or no noise model).
     group_noise: tuple | None = None
+    #: The test of a column (``test="column"``): the per-row terms less
+    #: their mean with the column resampled (what is tested, in place of
+    #: ``terms``; ``noise`` is then theirs), the groups' likewise (members
+    #: resampled together) and the resampled terms' sums per column; None
+    #: for the test of the model's use (``test="model"``).
+    tested: np.ndarray | None = None
+    group_tested: np.ndarray | None = None
+    null: np.ndarray | None = None
 
 
 def score_features(
@@ -102,6 +112,7 @@ def score_features(
     feature_names_in,
     feature_groups=None,
     verbose=0,
+    resample_seed=None,
 ):
     """Per-row TreeInner terms of every input feature of ``est`` on (X, y).
 
@@ -110,7 +121,9 @@ def score_features(
     come from, :func:`~skl_treeinner._pipeline_columns.input_columns`) and
     the target's noise in them (the test's floor), also of the sums of
     ``feature_groups`` (a :class:`~skl_treeinner._feature_groups.FeatureGroups`)
-    where given.
+    where given. With ``resample_seed`` (the test of a column), also the
+    terms' paired differences with each column resampled among these rows
+    (:func:`~skl_treeinner._permutation.column_terms`), seeded by it.
     """
     into = pre = None
     if isinstance(est, Pipeline) and len(est.steps) > 1:
@@ -123,6 +136,16 @@ def score_features(
     if pre is not None:
         width = reader.ensemble.n_features
         into = input_columns(pre, width, n_features_in, feature_names_in)
+    if resample_seed is not None:
+        got = column_terms(
+            reader, X, n, y_rows, w, attribution=attribution, into=into,
+            group_sums=None if feature_groups is None else feature_groups.sums,
+            seed=resample_seed,
+        )  # fmt: skip
+        return Scored(
+            got.terms, got.noise, got.group_noise, got.tested, got.group_tested,
+            got.null,
+        )  # fmt: skip
     sums = [into]
     if feature_groups is not None:
         sums.append(
@@ -245,8 +268,16 @@ def fit_and_score(setup: FitSetup, job: SplitJob):
             feature_names_in=setup.feature_names_in,
             feature_groups=setup.feature_groups,
             verbose=setup.verbose,
+            resample_seed=resample_seed(setup, job.index),
         )
     return job.index, est, scored, time.perf_counter() - start
+
+
+def resample_seed(setup: FitSetup, index):
+    """Return the seed of split ``index``'s draws for the test of a column, or None."""
+    if setup.resample_seed is None:
+        return None
+    return [setup.resample_seed, index]
 
 
 def run_splits(setup: FitSetup, jobs, *, n_jobs, verbose, name):

@@ -17,7 +17,13 @@ from ... import _dependence, _inference
 from ..._plan import final_step, make_fit_setup
 from ..._readers import reader_class
 from .._base import SplitRun, UnitTests
-from ._crossfit import clone_estimator, run_refits, run_splits, score_features
+from ._crossfit import (
+    clone_estimator,
+    resample_seed,
+    run_refits,
+    run_splits,
+    score_features,
+)
 from ._splits import check_scoring_rows, inner_splits, make_jobs, make_splits
 
 __all__ = ["CrossFitRun", "PrefitRun", "Rows"]
@@ -30,6 +36,12 @@ class Rows(NamedTuple):
     y: np.ndarray
     y_fit: np.ndarray
     weight: np.ndarray | None
+
+
+class _Seed(NamedTuple):
+    """A prefit model's seed of the column test's draws (as a ``FitSetup``'s)."""
+
+    resample_seed: int | None
 
 
 class _Pooled(NamedTuple):
@@ -49,29 +61,56 @@ def _unit_tests(pooled: _Pooled, tests, scored, *, units, fgroups) -> UnitTests:
     columns and, with ``fgroups``, the groups' sums are tested.
     """
     contributions = [part.terms for part in scored]
+    column = scored[0].tested is not None  # the test of a column
+    tested = [part.tested for part in scored] if column else contributions
     rows = _inference.pool_rows(
-        pooled.n_rows, tests, contributions, pooled.weight, pooled.groups
+        pooled.n_rows, tests, tested, pooled.weight, pooled.groups
     )
-    # The groups' per-unit sums: linear, so the same rows or groups as the
-    # columns' test.
-    summed = None if fgroups is None else fgroups.sums(rows)
+    summed = None
+    if fgroups is not None and column:  # members resampled together
+        summed = _inference.pool_rows(
+            pooled.n_rows, tests, [part.group_tested for part in scored],
+            pooled.weight, pooled.groups,
+        )  # fmt: skip
+    elif fgroups is not None:
+        # The groups' per-unit sums: linear, so the same rows or groups as
+        # the columns' test.
+        summed = fgroups.sums(rows)
     if units == "blocks":
         if summed is not None:  # blocks long enough for the sums too
             width = rows.shape[1]
             summed = _dependence.block_sums(np.hstack([rows, summed]))[:, width:]
         rows = _dependence.block_sums(rows)
     noise = [part.noise for part in scored]
+    # Differences of terms: their rounding is that of the terms' size.
+    scale = group_scale = None
+    if column:
+        terms = _inference.pool_rows(
+            pooled.n_rows, tests, contributions, pooled.weight, pooled.groups
+        )
+        scale = np.abs(terms).max(axis=0, initial=0.0)
+        if fgroups is not None:
+            group_scale = np.abs(fgroups.sums(terms)).max(axis=0, initial=0.0)
     test = _inference.one_sided_test(
-        rows, _inference.pool_noise(pooled.n_rows, tests, noise, pooled.weight)
+        rows,
+        _inference.pool_noise(pooled.n_rows, tests, noise, pooled.weight),
+        scale,
     )
     group_test = None
     if fgroups is not None:
         noise = [part.group_noise for part in scored]
         group_test = _inference.one_sided_test(
-            summed, _inference.pool_noise(pooled.n_rows, tests, noise, pooled.weight)
+            summed,
+            _inference.pool_noise(pooled.n_rows, tests, noise, pooled.weight),
+            group_scale,
         )
     split_scores = np.vstack([z.sum(axis=0) for z in contributions])
-    return UnitTests(test, group_test, split_scores, split_scores.sum(axis=0), units)
+    null = None
+    if column:
+        null = np.sum([part.null for part in scored], axis=0)
+    return UnitTests(
+        test, group_test, split_scores, split_scores.sum(axis=0), units, null
+    )
 
 
 class PrefitRun(SplitRun):
@@ -79,6 +118,8 @@ class PrefitRun(SplitRun):
 
     def __init__(self, plan, checked, fgroups):
         self.plan, self.checked, self.fgroups = plan, checked, fgroups
+        seed = plan.split_seed if plan.test == "column" else None
+        self.setup_seed = _Seed(seed)
         rows = checked.rows
         self.tests = [np.arange(rows.y.shape[0])]
         check_scoring_rows(self.tests, rows.weight)
@@ -96,6 +137,7 @@ class PrefitRun(SplitRun):
             n_features_in=checked.n_features_in,
             feature_names_in=checked.feature_names_in,
             feature_groups=self.fgroups,
+            resample_seed=resample_seed(self.setup_seed, 0),
         )
         return [fitted], [scored]
 

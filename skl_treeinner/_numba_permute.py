@@ -1,0 +1,160 @@
+"""The held-out randomization kernel, compiled by numba (the ``numba`` extra).
+
+Imported only by :mod:`skl_treeinner._permutation`. For every held-out row,
+every draw and every unit (a column, or columns resampled together), the
+row's TreeInner term of the unit is recomputed with the unit's values taken
+from another held-out row (the draw's source row) and every other value kept.
+Only the trees that split on the unit can change: a row reaches the same
+leaf of every other tree, and the unit's PreDecomp is zero there (Def. 1).
+So each unit reroutes only its own trees, by the library's split rule
+(:class:`~skl_treeinner._ensemble.SplitRule`), and carries the change of the
+margin those trees make into the gradients of the later ones (Eq. 21). Every
+row's own leaves are checked against the booster's first.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._numba_kernels import gradient
+
+_jit = njit(nogil=True, cache=True)
+
+OK = 0
+#: A row's leaf by the split rule differs from the booster's own.
+MISROUTED = 2
+
+
+@_jit
+def _goes_left(x, thr, missing_left, strict):
+    if math.isnan(x):
+        return missing_left
+    return x < thr if strict else x <= thr
+
+
+@_jit
+def _leaf(X, i, src, u, root, unit_of, left, right, feature, threshold, miss, strict):
+    """Return the leaf row i reaches from ``root``, unit u's values from row ``src``."""
+    node = root
+    while left[node] >= 0:
+        f = feature[node]
+        row = src if unit_of[f] == u else i
+        if _goes_left(X[row, f], threshold[node], miss[node], strict):
+            node = left[node]
+        else:
+            node = right[node]
+    return node
+
+
+@_jit
+def permuted_terms(
+    X,
+    start,
+    leaves,
+    perm,
+    y,
+    w,
+    value,
+    intercept,
+    indptr,
+    group,
+    tree_round,
+    code,
+    prm,
+    inv_lr,
+    offsets,
+    left,
+    right,
+    feature,
+    threshold,
+    missing_left,
+    strict,
+    unit_of,
+    unit_ptr,
+    unit_trees,
+    tab_ptr,
+    tab_col,
+    tab_val,
+    n_features,
+    out,
+):
+    """out[c, i, u] = mean over draws of row i's term of unit u, resampled.
+
+    Rows ``i`` of the block are rows ``start + i`` of ``X`` (the rows in the
+    split rule's dtype, NaN missing); ``leaves``, ``y`` (C channels of
+    targets, shape (C, rows)), ``w`` and ``out`` (C, rows, n_units) are the
+    block's. ``perm[b, start + i]`` is the row of X that lends row i its
+    unit values in draw b. ``unit_of[k]`` is the unit of model column k (or
+    -1); ``unit_trees[unit_ptr[u]:unit_ptr[u + 1]]`` the trees that split on
+    unit u, in boosting order. Returns OK, or MISROUTED when the rule sends
+    a row to another leaf than the booster (nothing is then trusted).
+    """
+    n, n_trees = leaves.shape
+    n_draws = perm.shape[0]
+    channels = y.shape[0]
+    n_outputs = intercept.shape[0]
+    n_rounds = indptr.shape[0] - 1
+    n_units = unit_ptr.shape[0] - 1
+    margin = np.empty((n_rounds, n_outputs))
+    f = np.empty(n_outputs)
+    g = np.empty(n_outputs)
+    delta = np.empty(n_outputs)
+    pending = np.empty(n_outputs)
+    weighted = w.shape[0] > 0
+    per_draw = 1.0 / n_draws
+    for i in range(n):
+        row = start + i
+        # The booster's leaves must be the rule's, tree by tree.
+        for t in range(n_trees):
+            node = _leaf(
+                X, row, row, -1, offsets[t], unit_of, left, right, feature,
+                threshold, missing_left, strict,
+            )  # fmt: skip
+            if node != leaves[i, t]:
+                return MISROUTED
+        # The row's own margin before every round.
+        for k in range(n_outputs):
+            f[k] = intercept[k]
+        for r in range(n_rounds):
+            for k in range(n_outputs):
+                margin[r, k] = f[k]
+            for t in range(indptr[r], indptr[r + 1]):
+                f[group[t]] += value[leaves[i, t]]
+        wi = w[i] if weighted else 1.0
+        for b in range(n_draws):
+            src = perm[b, row]
+            for u in range(n_units):
+                for k in range(n_outputs):
+                    delta[k] = 0.0
+                    pending[k] = 0.0
+                current = -1
+                for q in range(unit_ptr[u], unit_ptr[u + 1]):
+                    t = unit_trees[q]
+                    r = tree_round[t]
+                    if r != current:  # the trees of a round share its margin
+                        for k in range(n_outputs):
+                            delta[k] += pending[k]
+                            pending[k] = 0.0
+                        current = r
+                    node = _leaf(
+                        X, row, src, u, offsets[t], unit_of, left, right, feature,
+                        threshold, missing_left, strict,
+                    )  # fmt: skip
+                    kk = group[t]
+                    shift = kk * n_features
+                    s = 0.0
+                    for e in range(tab_ptr[node], tab_ptr[node + 1]):
+                        if unit_of[tab_col[e] - shift] == u:
+                            s += tab_val[e]
+                    if s != 0.0:
+                        for k in range(n_outputs):
+                            f[k] = margin[r, k] + delta[k]
+                        scale = wi * inv_lr[t] * s * per_draw
+                        for c in range(channels):
+                            gradient(code, prm, f, y[c, i], g)
+                            out[c, i, u] -= scale * g[kk]
+                    pending[kk] += value[node] - value[leaves[i, t]]
+    return OK
