@@ -18,10 +18,13 @@ against the mask, as in paper 000, Sec. 4).
 - :func:`make_feature_families`: columns in families (one-hot blocks, lags,
   engineered twins) whose members are weak alone (the user guide's "Feature
   groups").
+- :func:`make_rare_levels`: a one-hot encoded categorical with rare levels
+  that drives y, beside a noise one (the user guide's "What the test asks").
 
 Every generator is seeded by ``random_state`` and returns ``X, y, relevant``
 (:func:`make_panel`: ``X, y, groups``; :func:`make_feature_families` also
-the families, ``X, y, relevant, feature_groups``).
+the families, ``X, y, relevant, feature_groups``; :func:`make_rare_levels`
+the noise dummies, ``X, y, relevant, noise_dummies``).
 """
 
 # In the order of the list above, which the API reference page follows (its
@@ -35,6 +38,7 @@ from ._simulation import make_unbiased_gain_example
 from ._dependent import make_time_series
 from ._dependent import make_panel
 from ._families import make_feature_families
+from ._onehot import make_rare_levels
 
 # isort: on
 
@@ -44,6 +48,7 @@ __all__ = [
     "make_feature_families",
     "make_panel",
     "make_paper_simulation",
+    "make_rare_levels",
     "make_semi_synthetic",
     "make_time_series",
     "make_unbiased_gain_example",
