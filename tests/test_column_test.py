@@ -54,7 +54,7 @@ MODELS = {
     "units", [np.arange(6), np.array([0, 0, 1, -1, 1, 2])], ids=["columns", "groups"]
 )
 def test_rerouted_trees_equal_the_boosters_routing(name, units):
-    """The kernel's rule-rerouted terms equal the booster's routing of resampled rows."""
+    """The rule-rerouted terms equal the booster's routing of resampled rows."""
     X, y = _data()
     y = _targets(name.split("-")[1], y)
     model = MODELS[name]().fit(X[:300], y[:300])
@@ -80,7 +80,7 @@ def test_rerouted_trees_equal_the_boosters_routing(name, units):
 
 
 def test_selector_statistics_are_the_paired_test_of_resampled_rows():
-    """scores_, null_scores_ and pvalues_ from tree_inner on explicitly resampled rows."""
+    """scores_, null_scores_, pvalues_: tree_inner on explicitly resampled rows."""
     X, y = _data(600)
     model = xgb.XGBRegressor(n_estimators=40, max_depth=3).fit(X[:300], y[:300])
     X_new, y_new = X[300:], y[300:]
