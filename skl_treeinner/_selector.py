@@ -285,12 +285,21 @@ class TreeInnerSelector(
         Without that floor a
         column split on by few rows passed as noise when the rare class
         missed them. It does not depend on the scale of ``sample_weight``.
+        With ``test="column"``, the same of ``scores_ - null_scores_``, from
+        each unit's differences of its terms and their resampled mean.
+    null_scores_ : ndarray of shape (n_features,)
+        With ``test="column"``: each feature's score with its values drawn
+        from other held-out rows (the mean over draws; summed over splits):
+        what the models' use of a column that tells nothing about y scores.
     pvalues_ : ndarray of shape (n_features,)
         One-sided p-value of each feature: H0 "its expected contribution on a
         new row is ≤ 0" against "> 0", from ``t = scores_ / scores_se_`` and
-        Student's t with ``m - 1`` degrees of freedom. How it is calibrated
-        where y is independent of X, and at H0's boundary, is measured in the
-        user guide ("How the selector decides", "Many columns").
+        Student's t with ``m - 1`` degrees of freedom. With
+        ``test="column"``: H0 "the feature is independent of y and of the
+        other features", from ``t = (scores_ - null_scores_) / scores_se_``.
+        How it is calibrated where y is independent of X, and at H0's
+        boundary, is measured in the user guide ("How the selector decides",
+        "Many columns").
     pvalues_adjusted_ : ndarray of shape (n_features,)
         ``pvalues_`` adjusted for the number of features as ``control`` asks
         (derived: ``set_params(control=...)`` takes effect without

@@ -144,6 +144,14 @@ def test_busy_benchmark_quick():
     assert "small-cv5" in stdout and "grid-jobs1" in stdout and "x)" in stdout
 
 
+def test_column_test_benchmark_smoke():
+    stdout = run(
+        "benchmarks/column_test.py", "--seeds", "1", "--rows", "600",
+        "--configs", "model/one-split", "column/forward-3",
+    )  # fmt: skip
+    assert "| model/one-split |" in stdout and "| column/forward-3 |" in stdout
+
+
 def test_wide_selection_benchmark_smoke():
     stdout = run("benchmarks/wide_selection.py", "--smoke")
     assert "| reg-null-ind-40 | 1 |" in stdout and "screen-bh" in stdout
