@@ -1,17 +1,26 @@
 """The test of a column against the test of the model's use (issue 40).
 
-Data: :func:`skl_treeinner.datasets.make_rare_levels` (a one-hot encoded
-categorical with rare levels that drives y, beside a noise one, and four
-numeric columns of which two are relevant), 3,000 rows, the default
-booster. For each configuration (the test, and how rows are held out:
-one split, 5-fold symmetric cross-fitting, or forward-chained blocks where
-booster k is fitted on the blocks before k and scores block k), over the
-seeds: the columns with no effect kept per fit, the relevant dummies kept
-per fit, the share of the no-effect columns' p-values below 0.05 and 0.01,
-and the seconds per fit::
+Two designs, each over seeds, with the default booster:
+
+- ``rare-levels`` (default): :func:`skl_treeinner.datasets.make_rare_levels`
+  (a one-hot encoded categorical with rare levels that drives y, beside a
+  noise one, and four numeric columns of which two are relevant), 3,000 rows;
+- ``wide-null``: y independent of 1,000 standard normal columns, 2,000 rows
+  (cross-fitting's shared chance: every booster learns the sample's chance
+  tie of a column to y).
+
+For each configuration (the test, and how rows are held out: one split,
+5-fold symmetric cross-fitting, or forward-chained blocks where booster k is
+fitted on the blocks before k and scores block k): the columns with no
+effect kept per fit, the relevant dummies kept per fit, the shares of the
+no-effect columns' p-values below 0.05 and 0.01, the same share below 0.05
+among the no-effect columns the boosters split on 100 times or more, and the
+seconds per fit::
 
     python benchmarks/column_test.py --task regression --seeds 8
     python benchmarks/column_test.py --task classification --seeds 4
+    python benchmarks/column_test.py --design wide-null --task classification \\
+        --seeds 20 --configs model/cv5 column/cv5 column/forward-5
 
 Forward-chained blocks are passed to the selector as a ``cv`` iterable
 (``forward-3``: three equal blocks, two boosters; ``forward-5``: five).
@@ -22,7 +31,7 @@ import time
 
 import numpy as np
 
-from skl_treeinner import TreeInnerSelector
+from skl_treeinner import TreeInnerSelector, read_ensemble
 from skl_treeinner.datasets import make_rare_levels
 
 CONFIGS = {
@@ -33,6 +42,8 @@ CONFIGS = {
     "column/forward-3": ("column", "forward-3"),
     "column/forward-5": ("column", "forward-5"),
 }
+#: Splits over all boosters from which a no-effect column counts as heavily used.
+HEAVY = 100
 
 
 def forward_blocks(n, k, seed):
@@ -42,19 +53,42 @@ def forward_blocks(n, k, seed):
     return [(np.sort(np.concatenate(blocks[:i])), blocks[i]) for i in range(1, k)]
 
 
+def wide_null(rows, task, seed, columns=1000):
+    """y independent of ``columns`` standard normal columns."""
+    rng = np.random.default_rng(1000 + seed)
+    X = rng.standard_normal((rows, columns))
+    y = rng.integers(0, 2, rows) if task == "classification" else rng.normal(size=rows)
+    return X, y, np.zeros(columns, dtype=bool)
+
+
+def split_counts(selector, n_features):
+    """Splits on each column over all of the selector's boosters."""
+    total = np.zeros(n_features, dtype=np.int64)
+    for est in selector.estimators_:
+        feature = read_ensemble(est).feature
+        total += np.bincount(feature[feature >= 0], minlength=n_features)
+    return total
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--design", default="rare-levels")
     parser.add_argument("--task", default="regression")
     parser.add_argument("--seeds", type=int, default=8)
-    parser.add_argument("--rows", type=int, default=3000)
+    parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--configs", nargs="*", default=list(CONFIGS))
     args = parser.parse_args(argv)
     rows = {name: [] for name in args.configs}
     for seed in range(args.seeds):
-        X, y, relevant, noise = make_rare_levels(
-            args.rows, task=args.task, random_state=seed
-        )
+        if args.design == "wide-null":
+            X, y, relevant = wide_null(args.rows or 2000, args.task, seed)
+        else:
+            X, y, relevant, _ = make_rare_levels(
+                args.rows or 3000, task=args.task, random_state=seed
+            )
         null = ~relevant
+        dummies = relevant.copy()
+        dummies[:4] = False
         for name in args.configs:
             test, cv = CONFIGS[name]
             if isinstance(cv, str):
@@ -63,28 +97,32 @@ def main(argv=None):
             sel = TreeInnerSelector(test=test, cv=cv, random_state=seed).fit(X, y)
             seconds = time.perf_counter() - start
             support, p = sel.get_support(), sel.pvalues_
-            dummies = relevant.copy()
-            dummies[:4] = False
+            heavy = null & (split_counts(sel, X.shape[1]) >= HEAVY)
             rows[name].append(
                 (
                     (support & null).sum(),
                     (support & dummies).sum(),
                     np.mean(p[null] < 0.05),
                     np.mean(p[null] < 0.01),
+                    (p[heavy] < 0.05).sum(),
+                    heavy.sum(),
                     seconds,
                 )
             )
         print(f"seed {seed} done", flush=True)
     print(
-        f"\n{args.task}, {args.rows} rows, {args.seeds} seeds (mean per fit)\n"
-        "| configuration | no-effect columns kept | relevant dummies kept | "
-        "null p < 0.05 | null p < 0.01 | seconds |\n|---|---|---|---|---|---|"
+        f"\n{args.design}, {args.task}, {len(y)} rows, {args.seeds} seeds (mean per "
+        "fit)\n| configuration | no-effect columns kept | relevant dummies kept | "
+        "null p < 0.05 | null p < 0.01 | heavily used null p < 0.05 | seconds |\n"
+        "|---|---|---|---|---|---|---|"
     )
     for name, got in rows.items():
         a = np.mean(got, axis=0)
+        total = np.sum(got, axis=0)
+        heavy = f"{total[4] / max(total[5], 1):.3f} of {total[5]}"
         print(
             f"| {name} | {a[0]:.2f} | {a[1]:.1f} | {a[2]:.3f} | {a[3]:.3f} | "
-            f"{a[4]:.1f} |"
+            f"{heavy} | {a[6]:.1f} |"
         )
 
 

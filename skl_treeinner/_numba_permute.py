@@ -14,12 +14,11 @@ row's own leaves are checked against the booster's first.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
 from ._numba_kernels import gradient
+from ._numba_treeshap import takes_left
 
 _jit = njit(nogil=True, cache=True)
 
@@ -29,20 +28,13 @@ MISROUTED = 2
 
 
 @_jit
-def _goes_left(x, thr, missing_left, strict):
-    if math.isnan(x):
-        return missing_left
-    return x < thr if strict else x <= thr
-
-
-@_jit
 def _leaf(X, i, src, u, root, unit_of, left, right, feature, threshold, miss, strict):
     """Return the leaf row i reaches from ``root``, unit u's values from row ``src``."""
     node = root
     while left[node] >= 0:
         f = feature[node]
         row = src if unit_of[f] == u else i
-        if _goes_left(X[row, f], threshold[node], miss[node], strict):
+        if takes_left(X[row, f], threshold[node], miss[node], strict):
             node = left[node]
         else:
             node = right[node]

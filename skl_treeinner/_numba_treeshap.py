@@ -160,7 +160,8 @@ def paths_within(offsets, left, parent, feature, max_unique, out):
 
 
 @_jit
-def _goes_left(x, thr, missing_left, strict):
+def takes_left(x, thr, missing_left, strict):
+    """Whether value x takes the left side of a split by the library's rule."""
     if math.isnan(x):
         return missing_left
     return x < thr if strict else x <= thr
@@ -362,7 +363,7 @@ def treeshap_terms(
                 node = lo + order[k]
                 if left[node] < 0:
                     continue
-                here = _goes_left(
+                here = takes_left(
                     X[i, feature[node]], threshold[node], missing_left[node], strict
                 )
                 goes_left[order[k]] = here
