@@ -561,3 +561,44 @@ def test_feature_groups_match_the_in_memory_statistics(client, monkeypatch):
     np.testing.assert_allclose(selector.group_scores_se_, in_memory.se, **close)
     selector.set_params(group_test="sum")
     np.testing.assert_allclose(selector.group_pvalues_, in_memory.pvalues, **close)
+
+
+def test_column_test_resamples_within_partitions(client):
+    """test="column" on Dask: each partition's rows resampled among themselves.
+
+    The statistics equal the in-memory primitives run partition by partition
+    with the engine's seeds (split, role, partition), their moments added.
+    """
+    from skl_treeinner import _inference
+    from skl_treeinner._permutation import column_terms
+    from skl_treeinner._plan import selection_seeds
+
+    X, y = _data(n=700, seed=8)
+    model = xgb.XGBRegressor(n_estimators=15, max_depth=3, n_jobs=1)
+    model.fit(X[:300], y[:300])
+    Xd = da.from_array(X[300:], chunks=(150, 5))
+    cluster = TreeInnerSelector(model, prefit=True, test="column", random_state=3)
+    cluster.fit(Xd, da.from_array(y[300:], chunks=150))
+    reader = read_model(model)
+    seed = selection_seeds(3)[0]
+    tested = terms = None
+    for number, start in enumerate(range(300, 700, 150)):
+        rows = slice(start, min(start + 150, 700))
+        got = column_terms(
+            reader, X[rows], len(y[rows]), y[rows], None, attribution="predecomp",
+            into=None, group_sums=None, seed=[seed, 0, 2, number],
+        )  # fmt: skip
+        d = _inference.moments(got.tested, got.noise)
+        z = _inference.moments(got.terms)
+        tested = d if tested is None else _inference.combine_moments(tested, d)
+        terms = z if terms is None else _inference.combine_moments(terms, z)
+    test = _inference.score_test(
+        tested._replace(peak=np.maximum(tested.peak, terms.peak))
+    )
+    np.testing.assert_allclose(cluster.scores_, terms.total, rtol=1e-9)
+    np.testing.assert_allclose(
+        cluster.null_scores_, terms.total - tested.total, rtol=1e-9, atol=1e-9
+    )
+    np.testing.assert_allclose(cluster.scores_se_, test.se, rtol=1e-9)
+    np.testing.assert_allclose(cluster.pvalues_, test.pvalues, rtol=1e-9, atol=1e-12)
+    assert cluster.support_[0] and not cluster.support_[3:].any()

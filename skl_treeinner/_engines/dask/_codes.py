@@ -67,6 +67,11 @@ class Codes:
         self._values, self._stratify = values, stratify
         self._seed, self._number, self._es_fraction = seed, number, es_fraction
 
+    @property
+    def number(self) -> int:
+        """The partition's number (what its draws are seeded with)."""
+        return self._number
+
     def ranked(self, j) -> np.ndarray:
         """Boolean mask of split j's training rows its refit curve ranks on.
 

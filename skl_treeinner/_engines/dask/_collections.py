@@ -22,6 +22,7 @@ import sys
 import numpy as np
 
 from ..._optional import import_optional
+from ..._permutation import column_terms
 from ..._scoring import (
     has_row_noise,
     partial_sums,
@@ -257,24 +258,46 @@ def partition_rows(reader, X, y, w, attribution):
     return row_terms(reader, X, n, y, w, attribution=attribution)
 
 
-def partition_scored(reader, X, y, w, attribution, feature_groups=None):
+def partition_scored(
+    reader, X, y, w, attribution, feature_groups=None, resample_seed=None
+):
     """Score a partition: its per-row TreeInner terms and their target noise.
 
     The rows pass ``reader.rows`` once for both. With ``feature_groups``
     (:class:`~skl_treeinner._feature_groups.FeatureGroups`), also the groups'
     per-row sums and their noise: ``(z, noise, z_groups, noise_groups)``.
+    With ``resample_seed`` (the test of a column), the tested values first
+    (the terms less their mean with each column, or group, resampled among
+    the partition's rows, :func:`~skl_treeinner._permutation.column_terms`),
+    then the terms themselves without noise: ``(d, noise, [d_groups,
+    noise_groups,] z, None[, z_groups, None])``.
     """
     ens = reader.ensemble
     sums = [None] if feature_groups is None else [None, feature_groups.sums]
+    widths = [ens.n_features] + [s.n_to for s in sums[1:]]
     if len(X) == 0:
-        widths = [ens.n_features] + [s.n_to for s in sums[1:]]
         noisy = has_row_noise(ens.objective)
         out = []
         for width in widths:
             noise = (np.zeros((0, width)), np.zeros(0), np.zeros(0)) if noisy else None
             out += [np.zeros((0, width)), noise]
+        if resample_seed is not None:
+            for width in widths:
+                out += [np.zeros((0, width)), None]
         return tuple(out)
     X, n, y, w = reader.rows(X, y, w)
+    if resample_seed is not None:
+        got = column_terms(
+            reader, X, n, y, w, attribution=attribution, into=None,
+            group_sums=None if feature_groups is None else feature_groups.sums,
+            seed=resample_seed,
+        )  # fmt: skip
+        if feature_groups is None:
+            return got.tested, got.noise, got.terms, None
+        return (
+            got.tested, got.noise, got.group_tested, got.group_noise,
+            got.terms, None, feature_groups.sums(got.terms), None,
+        )  # fmt: skip
     z, noise = terms_and_noise(reader, X, n, y, w, attribution=attribution, sums=sums)
     if feature_groups is None:
         return z, noise[0]

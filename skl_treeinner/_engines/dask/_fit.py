@@ -57,7 +57,7 @@ from ..._readers import (
 )
 from ..._validation import check_target_spread, record_columns
 from .._base import CheckedInput, SplitRun, UnitTests
-from ._codes import Rows, check_rows, class_labels, summary
+from ._codes import ROLES, Rows, check_rows, class_labels, summary
 from ._collections import (
     aligned,
     dask_modules,
@@ -141,18 +141,24 @@ def _check_fit_params(fit_params, passed_on):
 def _partition_moments(X, y, w, codes, scoring):
     """Per split: the :class:`Moments` of the per-row terms of its held-out rows.
 
-    ``scoring`` is ``(readers, attribution, feature_groups, role)``, the
-    role ``"test"``, or ``"inner-test"`` for the refit curve's rankings. Per split, a
-    list: the columns' moments and, with ``feature_groups``, the groups'.
+    ``scoring`` is ``(readers, attribution, feature_groups, role,
+    resample_seed)``, the role ``"test"``, or ``"inner-test"`` for the refit
+    curve's rankings. Per split, a list: the columns' moments and, with
+    ``feature_groups``, the groups'; with ``resample_seed`` (the test of a
+    column, its rows resampled within the partition) those of the tested
+    differences, then those of the terms (:func:`partition_scored`).
     """
-    readers, attribution, feature_groups, role = scoring
+    readers, attribution, feature_groups, role, resample_seed = scoring
     out = []
     for j, reader in enumerate(readers):
         rows = np.flatnonzero(codes.role(j, role))  # none: moments are zeros
         w_rows = None if w is None else _safe_indexing(w, rows)
         X_rows, y_rows = _safe_indexing(X, rows), _safe_indexing(y, rows)
+        seed = None
+        if resample_seed is not None:  # per split, role and partition
+            seed = [resample_seed, j, ROLES.index(role), codes.number]
         parts = partition_scored(
-            reader, X_rows, y_rows, w_rows, attribution, feature_groups
+            reader, X_rows, y_rows, w_rows, attribution, feature_groups, seed
         )
         sets = []
         for z, noise in zip(parts[::2], parts[1::2], strict=True):
@@ -181,7 +187,15 @@ def _combine_all(sets):
 
 
 def _score(
-    dask, estimators, rows, attribution, n_features_in, feature_groups, *, role="test"
+    dask,
+    estimators,
+    rows,
+    attribution,
+    n_features_in,
+    feature_groups,
+    *,
+    role="test",
+    resample_seed=None,
 ):
     """Score every split on its held-out rows in one pass over the partitions.
 
@@ -195,7 +209,8 @@ def _score(
                 f"The booster has {reader.ensemble.n_features} features but X "
                 f"has {n_features_in}."
             )
-    shared = shared_object(dask, (tuple(readers), attribution, feature_groups, role))
+    scoring = (tuple(readers), attribution, feature_groups, role, resample_seed)
+    shared = shared_object(dask, scoring)
     return tree_reduce(dask, rows.tasks(dask, _partition_moments, shared), _add_moments)
 
 
@@ -241,12 +256,6 @@ def check_input(plan, default) -> CheckedInput:
         raise ValueError(
             "TreeInnerSelector requires y: TreeInner scores features against the "
             "target of the held-out rows."
-        )
-    if plan.test == "column":
-        raise ValueError(
-            "test='column' is not available on Dask collections yet (its "
-            "resampled rows are scored in memory only). Pass test='model', or "
-            "compute a sample of the rows into memory."
         )
     if plan.groups is not None:
         raise TypeError(
@@ -425,6 +434,7 @@ class DaskRun(SplitRun):
             self.checked.n_features_in,
             self.fgroups,
             role=role,
+            resample_seed=self.plan.split_seed if self.plan.test == "column" else None,
         )
 
     def fit_and_score(self):
@@ -442,7 +452,9 @@ class DaskRun(SplitRun):
         """Test the moments of all splits' held-out rows, combined."""
         pooled = [_combine_all(list(sets)) for sets in zip(*scored, strict=True)]
         tests = _moments_tests(pooled, self.fgroups)
-        split_scores = np.vstack([sets[0].total for sets in scored])
+        width = 1 if self.fgroups is None else 2
+        terms = width if len(scored[0]) > width else 0  # the column test's terms
+        split_scores = np.vstack([sets[terms].total for sets in scored])
         return tests._replace(split_scores=split_scores)
 
     def rankings(self):
@@ -479,11 +491,28 @@ class DaskRun(SplitRun):
         return np.asarray(scores, dtype=np.float64)
 
 
+def _at_scale_of(tested, terms):
+    """Return the tested differences' moments at the terms' size as their scale."""
+    return tested._replace(peak=np.maximum(tested.peak, terms.peak))
+
+
 def _moments_tests(sets, fgroups) -> UnitTests:
     """Test rows' moments (the columns', and the groups' where ``fgroups``).
 
     ``split_scores`` is of these rows as one split.
     """
-    test = _inference.score_test(sets[0])
-    group_test = None if fgroups is None else _inference.score_test(sets[1])
-    return UnitTests(test, group_test, test.scores[None, :], test.scores, "rows")
+    width = 1 if fgroups is None else 2
+    if len(sets) == width:
+        test = _inference.score_test(sets[0])
+        group_test = None if fgroups is None else _inference.score_test(sets[1])
+        return UnitTests(test, group_test, test.scores[None, :], test.scores, "rows")
+    # The test of a column: the differences' moments, then the terms'; a
+    # spread at float rounding of the terms' size is no spread.
+    tested, terms = sets[:width], sets[width:]
+    test = _inference.score_test(_at_scale_of(tested[0], terms[0]))
+    group_test = None
+    if fgroups is not None:
+        group_test = _inference.score_test(_at_scale_of(tested[1], terms[1]))
+    scores = np.asarray(terms[0].total, dtype=np.float64)
+    null = scores - np.asarray(tested[0].total)
+    return UnitTests(test, group_test, scores[None, :], scores, "rows", null)
