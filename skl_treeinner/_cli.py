@@ -235,6 +235,15 @@ def build_parser() -> argparse.ArgumentParser:
         "or treeshap (needs the shap package for scikit-learn models; slower)",
     )
     scoring.add_argument(
+        "--test",
+        choices=("model", "column"),
+        default="model",
+        help="what each feature's test asks: model (default: does the fitted "
+        "model's use of it help on new rows) or column (does it tell anything "
+        "about the target: its terms against the same model's with its values "
+        "drawn from other held-out rows)",
+    )
+    scoring.add_argument(
         "--cv",
         type=positive_int,
         default=5,
@@ -466,6 +475,7 @@ def _fit(args, inputs):
     selector = TreeInnerSelector(
         estimator,
         attribution=args.attribution,
+        test=args.test,
         cv=args.cv if args.cv > 1 else None,
         alpha=args.alpha,
         control=args.control,
@@ -506,7 +516,8 @@ def _report(args, selector, inputs, table):
     print(
         f"{inputs.data.name}: {len(inputs.frame)} rows, {X.shape[1]} features; "
         f"target {args.target!r} ({task}); {ESTIMATORS[args.estimator]}, "
-        f"{split_word}, {args.attribution}."
+        f"{split_word}, {args.attribution}"
+        + (", test of the column." if args.test == "column" else ".")
     )
     # With groups the columns' adjusted p-values decide nothing: not shown.
     adjusted = groups is None and adjusts(args.control, args.alpha, X.shape[1])

@@ -331,6 +331,7 @@ def write_scores(
             "task": task,
             "estimator": args.estimator,
             "attribution": args.attribution,
+            "test": args.test,
             "n_splits": int(selector.split_scores_.shape[0]),
             "n_scored_rows": float(selector.n_scored_rows_),
             "alpha": args.alpha,

@@ -593,3 +593,21 @@ def test_refit_curve_on_screen_in_json_csv_and_plot(capsys, houses, tmp_path):
     with pytest.raises(SystemExit) as exc:
         main(["select", str(houses), "-t", "price", "--max-features", "most"])
     assert exc.value.code == 2 and "'best' or '1se'" in capsys.readouterr().err
+
+
+def test_test_of_the_column_matches_the_python_api(capsys, houses, tmp_path):
+    out_json = tmp_path / "scores.json"
+    status, stdout, err = run_cli(
+        capsys, "select", houses, "--target", "price", "--drop", "city", *FAST,
+        "--random-state", "3", "--test", "column", "--out", out_json, "-q",
+    )  # fmt: skip
+    assert status == 0 and err == ""
+    assert "test of the column" in stdout
+    X, y, est = _fast_booster_as_the_cli_builds_it(seed=3)
+    ref = TreeInnerSelector(est, cv=3, random_state=3, test="column").fit(X, y)
+    doc = json.loads(out_json.read_text())
+    assert doc["test"] == "column"
+    for f in doc["features"]:
+        j = list(X.columns).index(f["feature"])
+        assert f["pvalue"] == pytest.approx(ref.pvalues_[j], rel=1e-9, abs=1e-15)
+    assert doc["selected"] == list(ref.get_feature_names_out())
