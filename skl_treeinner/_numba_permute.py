@@ -14,6 +14,8 @@ row's own leaves are checked against the booster's first.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -67,10 +69,13 @@ def permuted_terms(
     unit_of,
     unit_ptr,
     unit_trees,
+    col_ptr,
+    unit_cols,
     tab_ptr,
     tab_col,
     tab_val,
     n_features,
+    own,
     out,
 ):
     """out[c, i, u] = mean over draws of row i's term of unit u, resampled.
@@ -81,8 +86,13 @@ def permuted_terms(
     block's. ``perm[b, start + i]`` is the row of X that lends row i its
     unit values in draw b. ``unit_of[k]`` is the unit of model column k (or
     -1); ``unit_trees[unit_ptr[u]:unit_ptr[u + 1]]`` the trees that split on
-    unit u, in boosting order. Returns OK, or MISROUTED when the rule sends
-    a row to another leaf than the booster (nothing is then trusted).
+    unit u, in boosting order, and ``unit_cols[col_ptr[u]:col_ptr[u + 1]]``
+    its columns. ``own[c, i, u]`` is row i's own term of unit u (the block's
+    rows): a draw whose source row holds the same values of the unit (NaN
+    alike) reaches the same leaves, so it takes that term without a walk;
+    an empty ``own`` (no channel) walks every draw.
+    Returns OK, or MISROUTED when the rule sends a row to another leaf than
+    the booster (nothing is then trusted).
     """
     n, n_trees = leaves.shape
     n_draws = perm.shape[0]
@@ -96,6 +106,7 @@ def permuted_terms(
     delta = np.empty(n_outputs)
     pending = np.empty(n_outputs)
     weighted = w.shape[0] > 0
+    shortcut = own.shape[0] > 0
     per_draw = 1.0 / n_draws
     for i in range(n):
         row = start + i
@@ -119,6 +130,18 @@ def permuted_terms(
         for b in range(n_draws):
             src = perm[b, row]
             for u in range(n_units):
+                if unit_ptr[u + 1] == unit_ptr[u]:
+                    continue  # no tree splits on it: its terms are 0
+                same = shortcut
+                for q in range(col_ptr[u], col_ptr[u + 1] if shortcut else 0):
+                    a, v = X[row, unit_cols[q]], X[src, unit_cols[q]]
+                    if a != v and not (math.isnan(a) and math.isnan(v)):
+                        same = False
+                        break
+                if same:
+                    for c in range(channels):
+                        out[c, i, u] += own[c, i, u] * per_draw
+                    continue
                 for k in range(n_outputs):
                     delta[k] = 0.0
                     pending[k] = 0.0

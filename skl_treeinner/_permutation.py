@@ -87,7 +87,9 @@ def noise_targets(ens, y):
     return [y]
 
 
-def resampled_terms(reader, X, n, ys, w, *, attribution, unit_of, n_units, sources):
+def resampled_terms(
+    reader, X, n, ys, w, *, attribution, unit_of, n_units, sources, own=None
+):
     """Each row's term of each unit with the unit's values from ``sources``.
 
     Parameters
@@ -105,6 +107,10 @@ def resampled_terms(reader, X, n, ys, w, *, attribution, unit_of, n_units, sourc
     n_units : int
     sources : ndarray of shape (draws, n), int
         Draw b gives row i the unit's values of row ``sources[b, i]``.
+    own : ndarray of shape (len(ys), n, n_units) or None
+        The rows' own terms of each unit at each target, where the caller
+        has them: a draw that lends a row its own values takes them as they
+        are (the compiled kernel then walks only the draws that differ).
 
     Returns
     -------
@@ -115,8 +121,9 @@ def resampled_terms(reader, X, n, ys, w, *, attribution, unit_of, n_units, sourc
     ptr, trees = unit_trees(reader.ensemble, unit_of, n_units)
     if attribution == "predecomp":
         got = _compiled(
-            reader, X, ys, w, unit_of=unit_of, ptr=ptr, trees=trees, sources=sources
-        )
+            reader, X, ys, w, unit_of=unit_of, ptr=ptr, trees=trees, sources=sources,
+            own=own,
+        )  # fmt: skip
         if got is not None:
             return got
     return _rescored(
@@ -132,7 +139,7 @@ def resampled_terms(reader, X, n, ys, w, *, attribution, unit_of, n_units, sourc
     )
 
 
-def _compiled(reader, X, ys, w, *, unit_of, ptr, trees, sources):
+def _compiled(reader, X, ys, w, *, unit_of, ptr, trees, sources, own=None):
     """:func:`resampled_terms` by the compiled kernel, or None where it cannot."""
     kernels = kernels_for(reader.ensemble, reader.n_threads())
     if kernels is None or not kernels.has_gradient:
@@ -147,8 +154,17 @@ def _compiled(reader, X, ys, w, *, unit_of, ptr, trees, sources):
 
     ens = reader.ensemble
     y = np.ascontiguousarray(np.vstack(ys), dtype=np.float64)
-    out = np.zeros((y.shape[0], y.shape[1], ptr.size - 1))
+    n_units = ptr.size - 1
+    out = np.zeros((y.shape[0], y.shape[1], n_units))
     weights = np.empty(0) if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    unit_of = np.ascontiguousarray(unit_of, dtype=np.int64)
+    # Each unit's columns, for the kernel's shortcut (a draw of equal values).
+    cols = np.flatnonzero(unit_of >= 0)
+    cols = cols[np.argsort(unit_of[cols], kind="stable")]
+    col_ptr = np.zeros(n_units + 1, dtype=np.int64)
+    np.add.at(col_ptr, unit_of[cols] + 1, 1)
+    own = np.zeros((0, 0, 0)) if own is None else own
+    own = np.ascontiguousarray(own, dtype=np.float64)
     table = ens.path_table
     arrays = (
         np.ascontiguousarray(ens.tree_iteration, dtype=np.int64),
@@ -162,9 +178,11 @@ def _compiled(reader, X, ys, w, *, unit_of, ptr, trees, sources):
         np.ascontiguousarray(rule.threshold),
         np.ascontiguousarray(rule.missing_left, dtype=np.bool_),
         bool(rule.strict),
-        np.ascontiguousarray(unit_of, dtype=np.int64),
+        unit_of,
         ptr,
         trees,
+        np.cumsum(col_ptr),
+        cols.astype(np.int64),
         table.indptr.astype(np.int64, copy=False),
         table.indices.astype(np.int64, copy=False),
         table.data,
@@ -180,7 +198,8 @@ def _compiled(reader, X, ys, w, *, unit_of, ptr, trees, sources):
                 rows, start + a, leaves[a:b], sources, y[:, start + a : start + b],
                 weights[start + a : start + b] if weights.size else weights,
                 kernels.value, kernels.intercept, kernels.indptr, kernels.group,
-                *arrays, out[:, start + a : start + b],
+                *arrays, own[:, start + a : start + b] if own.size else own,
+                out[:, start + a : start + b],
             )  # fmt: skip
 
         status += _in_threads(work, stop - start, kernels.n_threads, 256)
@@ -311,7 +330,7 @@ def column_terms(reader, X, n, y, w, *, attribution, into, group_sums, seed):
     sources = draw_sources(n, DRAWS, seed)
     drawn = resampled_terms(
         reader, X, n, ys, w, attribution=attribution, unit_of=column_of,
-        n_units=n_in, sources=sources,
+        n_units=n_in, sources=sources, own=np.stack(at),
     )  # fmt: skip
     diffs = [z - drawn[c] for c, z in enumerate(at)]
     noise = noise_of_channels(reader, X, n, ys, diffs)
@@ -323,10 +342,11 @@ def column_terms(reader, X, n, y, w, *, attribution, into, group_sums, seed):
     several = np.flatnonzero(size > 1)
     compact = np.full(group_sums.n_to, -1, dtype=np.int64)
     compact[several] = np.arange(several.size)
+    own = np.stack([group_sums(z)[:, several] for z in at])
     joint = resampled_terms(
         reader, X, n, ys, w, attribution=attribution,
         unit_of=compact[group_sums.index[column_of]], n_units=several.size,
-        sources=sources,
+        sources=sources, own=own,
     )  # fmt: skip
     group_diffs = []
     for c, z in enumerate(at):

@@ -193,3 +193,23 @@ def test_noise_dummies_of_rare_levels_are_not_kept():
     assert kept["model"][0] >= 9
     assert kept["column"][0] <= 1
     assert kept["column"][1] >= 0.8 * kept["model"][1]
+
+
+def test_draws_of_equal_values_take_the_rows_own_terms():
+    """The kernel's shortcut (a source row with the same values) changes nothing."""
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 3, size=(500, 5)).astype(float)  # many equal values
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) + rng.normal(size=500)
+    model = xgb.XGBRegressor(n_estimators=30, max_depth=3).fit(X[:300], y[:300])
+    reader = read_model(model)
+    rows, n, y_rows, _ = reader.rows(X[300:], y[300:])
+    ys = perm.noise_targets(reader.ensemble, y_rows)
+    units = np.arange(5)
+    ptr, trees = perm.unit_trees(reader.ensemble, units, 5)
+    sources = perm.draw_sources(n, 3, seed=0)
+    own = np.stack([tree_inner(model, X[300:], yc, per_sample=True) for yc in ys])
+    kw = dict(unit_of=units, ptr=ptr, trees=trees, sources=sources)
+    walked = perm._compiled(reader, rows, ys, None, **kw)
+    shortcut = perm._compiled(reader, rows, ys, None, own=own, **kw)
+    np.testing.assert_allclose(shortcut, walked, rtol=1e-9, atol=1e-12)
