@@ -213,3 +213,22 @@ def test_draws_of_equal_values_take_the_rows_own_terms():
     walked = perm._compiled(reader, rows, ys, None, **kw)
     shortcut = perm._compiled(reader, rows, ys, None, own=own, **kw)
     np.testing.assert_allclose(shortcut, walked, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_a_noisy_copy_of_a_relevant_column_is_kept():
+    """The column test is all-relevant: a copy carries the column's tie to y.
+
+    H0 is "independent of y and of the other columns"; resampling the copy
+    breaks its tie to the original too, so the booster's use of it (trees
+    drawn without the original, ``colsample_bytree=0.5``) beats its
+    resampled self, as it would beat a Boruta shadow. Noise stays out.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 8))
+    X[:, 1] = X[:, 0] + 0.3 * rng.normal(size=2000)  # the copy
+    y = X[:, 0] + 0.5 * X[:, 2] + rng.normal(size=2000)
+    selector = TreeInnerSelector(cv=None, test="column", random_state=0).fit(X, y)
+    assert selector.pvalues_[1] < 1e-3
+    np.testing.assert_array_equal(selector.get_support()[:3], [True, True, True])
+    assert not selector.get_support()[3:].any()
