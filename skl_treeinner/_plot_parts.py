@@ -81,7 +81,11 @@ def check_score_options(grouped, *, sort, error_bars, pvalues, by_group) -> bool
 
 
 def bars(selector, by_group):
-    """Return what the bars show: scores, s.e., kept, names, p-values, unit."""
+    """Return what the bars show: scores, s.e., kept, names, p-values, unit, null.
+
+    ``null``: the resampled scores the test of a column compares with
+    (``null_scores_``, ``group_null_scores_``), or None.
+    """
     support = np.asarray(selector.support_, dtype=bool)
     if by_group:
         members = list(selector.groups_.values())
@@ -96,6 +100,7 @@ def bars(selector, by_group):
             names,
             selector.group_pvalues_adjusted_,
             "groups",
+            _floats(getattr(selector, "group_null_scores_", None)),
         )
     scores = np.asarray(selector.scores_, dtype=np.float64)
     names = getattr(selector, "feature_names_in_", None)
@@ -108,7 +113,12 @@ def bars(selector, by_group):
         [str(name) for name in names],
         getattr(selector, "pvalues_adjusted_", selector.pvalues_),
         "features",
+        _floats(getattr(selector, "null_scores_", None)),
     )
+
+
+def _floats(values):
+    return None if values is None else np.asarray(values, dtype=np.float64)
 
 
 def rule_text(selector, n_units, grouped) -> str:

@@ -51,6 +51,7 @@ _FITTED = (
     "groups_",
     "group_scores_",
     "group_scores_se_",
+    "group_null_scores_",
     "_group_sum_pvalues",
     "_feature_groups",
     "cv_results_",
@@ -328,6 +329,9 @@ class TreeInnerSelector(
     group_scores_ : ndarray of shape (n_groups,)
         With ``feature_groups``: each group's score, the sum of its members'
         ``scores_``.
+    group_null_scores_ : ndarray of shape (n_groups,)
+        With ``feature_groups`` and ``test="column"``: each group's score
+        with its members resampled together (as ``null_scores_``).
     group_scores_se_ : ndarray of shape (n_groups,)
         With ``feature_groups``: the standard error of ``group_scores_``,
         from the per-unit sums of the members' terms, as ``scores_se_``.

@@ -67,7 +67,10 @@ def plot_scores(
     same convention as the command line's s.e. column). A feature selected
     by the test at level a has its bar end more than t_a standard errors
     right of zero (about 1.65 at 0.05); the level is ``alpha``, or, where
-    ``control`` lowers it, the legend names the rule.
+    ``control`` lowers it, the legend names the rule. With
+    ``test="column"`` a black tick marks each feature's resampled score
+    (``null_scores_``), which the test compares with instead of zero: a
+    selected bar ends more than t_a standard errors right of its tick.
 
     Parameters
     ----------
@@ -158,7 +161,7 @@ def plot_scores(
 
     threshold = float(selector.threshold_)
     n_splits = np.asarray(selector.split_scores_).shape[0]
-    scores, se, support, names, adjusted_p, unit = bars(selector, by_group)
+    scores, se, support, names, adjusted_p, unit, null = bars(selector, by_group)
 
     by_score = np.argsort(-scores, kind="mergesort")
     shown = by_score[:top] if top is not None else by_score
@@ -200,6 +203,20 @@ def plot_scores(
                 capsize=2.5,
                 label="±1 s.e.",
                 gid="spread",
+            )
+        )
+    if null is not None:  # the test of a column compares with these
+        handles.append(
+            ax.scatter(
+                null[shown],
+                pos,
+                marker="|",
+                s=160,
+                linewidths=2.0,
+                color="black",
+                zorder=3,
+                label="resampled score\n(test of the column)",
+                gid="null",
             )
         )
     handles.append(

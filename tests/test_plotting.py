@@ -276,3 +276,20 @@ def test_plot_refit_curve_marks_both_rules():
     assert "R²" in ax.get_ylabel()
     with pytest.raises(AttributeError, match="max_features='best'"):
         plot_refit_curve(TreeInnerSelector(est, cv=3).fit(X, y))
+
+
+def test_plot_scores_marks_the_resampled_scores_of_the_column_test():
+    """test="column": a tick at each resampled score (what the test compares with)."""
+    X, y = make_data(n=400, p=5)
+    selector = TreeInnerSelector(
+        xgb.XGBRegressor(n_estimators=20, max_depth=2), cv=3, test="column",
+        random_state=0, feature_groups={"pair": [0, 1]},
+    ).fit(X, y)  # fmt: skip
+    for by_group, null in ((False, selector.null_scores_), (True, None)):
+        ax = plot_scores(selector, by_group=by_group, sort=False)
+        ticks = [c for c in ax.collections if c.get_gid() == "null"]
+        assert len(ticks) == 1
+        xs = ticks[0].get_offsets()[:, 0]
+        expected = selector.group_null_scores_ if by_group else null
+        np.testing.assert_allclose(np.sort(xs), np.sort(expected))
+        plt.close(ax.figure)

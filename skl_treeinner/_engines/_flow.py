@@ -69,7 +69,9 @@ def fitted_statistics(tests: UnitTests, fgroups) -> dict:
     if fgroups is not None:
         fitted.update(group_statistics(fgroups, tests.group_test))
         if tests.null_scores is not None:  # the test's sums are differences
-            fitted["group_scores_"] = fgroups.sums(tests.scores[None])[0]
+            scores = fgroups.sums(tests.scores[None])[0]
+            fitted["group_scores_"] = scores
+            fitted["group_null_scores_"] = scores - tests.group_test.scores
     return fitted
 
 
