@@ -167,3 +167,43 @@ def test_a_step_after_an_unnamed_expansion_is_refused_not_misread():
     )
     with pytest.raises(ValueError, match="fitted on 4 columns where 2 reach it"):
         TreeInnerSelector(pipe, cv=2).fit(X, y)
+
+
+def test_column_test_resamples_an_input_column_with_all_its_dummies():
+    """test="column" with a one-hot Pipeline: the input column is resampled.
+
+    Resampling "city" among the held-out rows before the encoder is
+    resampling its whole block of dummies after it; the reference does the
+    former with the public tree_inner on the transformed rows.
+    """
+    from skl_treeinner import _permutation as perm
+    from skl_treeinner._plan import selection_seeds
+
+    frame, y = _frame(900, 5)
+    pipe = make_pipeline(
+        make_column_transformer(
+            (OneHotEncoder(handle_unknown="ignore"), ["city", "rare"]),
+            remainder="passthrough",
+        ),
+        xgb.XGBRegressor(n_estimators=30, max_depth=3, learning_rate=0.2),
+    ).fit(frame.iloc[:500], y[:500])
+    new, y_new = frame.iloc[500:].reset_index(drop=True), y[500:]
+    selector = TreeInnerSelector(pipe, prefit=True, test="column", random_state=1)
+    selector.fit(new, y_new)
+    sources = perm.draw_sources(len(y_new), perm.DRAWS, [selection_seeds(1)[0], 0])
+    pre, booster = pipe[:-1], pipe[-1]
+    names_out = list(pre.get_feature_names_out())
+    z = tree_inner(booster, pre.transform(new), y_new, per_sample=True)
+    for j, column in enumerate(new.columns):
+        block = [k for k, name in enumerate(names_out) if column in name]
+        drawn = 0.0
+        for src in sources:
+            moved = new.copy()
+            moved[column] = new[column].to_numpy()[src]
+            terms = tree_inner(booster, pre.transform(moved), y_new, per_sample=True)
+            drawn = drawn + terms[:, block].sum(axis=1) / len(sources)
+        assert selector.scores_[j] == pytest.approx(z[:, block].sum(), rel=1e-9)
+        assert selector.null_scores_[j] == pytest.approx(
+            np.sum(drawn), rel=1e-9, abs=1e-9
+        )
+    assert selector.support_[list(new.columns).index("city")]
