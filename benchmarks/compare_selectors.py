@@ -29,6 +29,9 @@ Selectors (``--selectors``):
 
 - ``treeinner``: ``TreeInnerSelector(booster, random_state=seed)`` with the
   package's defaults, whatever they are when the program runs;
+- ``treeinner-column``, ``treeinner-column-split``: the defaults with the
+  test of a column (``test="column"``, issue 40), cross-fitted and with one
+  split (``cv=None``);
 - ``treeinner-split``: one split (``cv=None``): half the rows fit, half
   scored, keep p < 0.05 (one-sided, ``pvalues_``) and score > 0;
   ``-zero``: score > 0 alone (``alpha=None``, the rule before issue 14);
@@ -174,6 +177,8 @@ TEST_FRACTION = 1 / 3
 
 ALL_SELECTORS = [
     "treeinner",
+    "treeinner-column",
+    "treeinner-column-split",
     "treeinner-split",
     "treeinner-split-zero",
     "treeinner-split-a01",
@@ -430,20 +435,32 @@ CONTROL_VARIANTS = {
 
 
 def _treeinner(
-    X, y, c, seed, smoke, cv=None, alpha=0.05, bh=False, booster=None, control=None
+    X,
+    y,
+    c,
+    seed,
+    smoke,
+    cv=None,
+    alpha=0.05,
+    bh=False,
+    booster=None,
+    control=None,
+    test="default",
 ):
     defaults = TreeInnerSelector().get_params()
     if cv == "default":
         cv = defaults["cv"]
     if alpha == "default":
         alpha = defaults["alpha"]
-    if (cv, booster) not in _FITS:
+    if test == "default":
+        test = defaults["test"]
+    if (cv, booster, test) not in _FITS:
         start = time.perf_counter()
         est = _booster(c, seed).set_params(**BOOSTER_VARIANTS[booster])
-        sel = TreeInnerSelector(est, cv=cv, random_state=seed, n_jobs=1)
+        sel = TreeInnerSelector(est, cv=cv, random_state=seed, n_jobs=1, test=test)
         sel.fit(X, y)
-        _FITS[cv, booster] = (sel, time.perf_counter() - start)
-    sel, seconds = _FITS[cv, booster]
+        _FITS[cv, booster, test] = (sel, time.perf_counter() - start)
+    sel, seconds = _FITS[cv, booster, test]
     if bh:
         from scipy.stats import false_discovery_control
 
@@ -638,6 +655,12 @@ def _arfs_grootcv(X, y, c, seed, smoke):
 SELECTORS = {
     "treeinner": lambda *a: _treeinner(
         *a, cv="default", alpha="default", control="default"
+    ),
+    "treeinner-column": lambda *a: _treeinner(
+        *a, cv="default", alpha="default", control="default", test="column"
+    ),
+    "treeinner-column-split": lambda *a: _treeinner(
+        *a, alpha="default", control="default", test="column"
     ),
     "treeinner-split": _treeinner,
     "treeinner-split-zero": lambda *a: _treeinner(*a, alpha=None),
