@@ -107,7 +107,9 @@ generator; 300 x 100 with ``--smoke``).
 Real targets (``real-*``): scikit-learn's bundled diabetes (regression),
 breast cancer (binary) and wine (3 classes) with their real targets and 20
 injected noise columns (7 permuted copies of real columns, 7 Gaussian, 6
-integers with 50 to 500 levels). No truth is known for the real columns, so
+integers with 50 to 500 levels); ``real-*-onehot``: the same with the dummies
+of a 40-level noise categorical with Dirichlet(0.5) level frequencies (issue
+40). No truth is known for the real columns, so
 ``n_false`` counts injected columns kept and ``recall`` the share of real
 columns kept.
 
@@ -258,6 +260,31 @@ def load_real_with_noise(name, seed):
     return X[:, order], y, real[order]
 
 
+#: Levels of the one-hot noise categorical of ``real-*-onehot`` (issue 40).
+ONEHOT_LEVELS = 40
+
+
+def load_real_with_onehot_noise(name, seed):
+    """A real data set with the dummies of a rare-level noise categorical.
+
+    The categorical has ``ONEHOT_LEVELS`` levels with Dirichlet(0.5)
+    frequencies (a few common, many rare), independent of everything, one-hot
+    encoded (levels not drawn have no column). Returns ``X, y, real`` as
+    :func:`load_real_with_noise`.
+    """
+    import sklearn.datasets
+
+    X, y = getattr(sklearn.datasets, REAL[name])(return_X_y=True)
+    rng = np.random.default_rng(seed)
+    n, p = X.shape
+    freq = rng.dirichlet(np.full(ONEHOT_LEVELS, 0.5))
+    codes = rng.choice(ONEHOT_LEVELS, size=n, p=freq)
+    dummies = np.eye(ONEHOT_LEVELS)[codes][:, np.unique(codes)]
+    X = np.hstack([X, dummies])
+    real = np.r_[np.ones(p, bool), np.zeros(dummies.shape[1], bool)]
+    return X, y, real
+
+
 # -- data ------------------------------------------------------------------------
 def _datasets(smoke):
     """Name -> callable(seed) returning (X, y, relevant), for those that exist."""
@@ -280,6 +307,9 @@ def _datasets(smoke):
             )
     for name in REAL:
         out[f"real-{name}"] = lambda seed, name=name: load_real_with_noise(name, seed)
+        out[f"real-{name}-onehot"] = lambda seed, name=name: (
+            load_real_with_onehot_noise(name, seed)
+        )
     # Wide data (issue 26): 1,000 Gaussian columns, y linear in 10 of them
     # (coefficients 0.1 to 0.5) or independent of X; ``wide_selection.py``'s
     # generator. Run only when named (``--datasets wide-...``): Boruta takes
