@@ -10,8 +10,9 @@ Two designs, each over seeds, with the default booster:
   tie of a column to y).
 
 For each configuration (the test, and how rows are held out: one split,
-5-fold symmetric cross-fitting, or forward-chained blocks where booster k is
-fitted on the blocks before k and scores block k): the columns with no
+5-fold symmetric cross-fitting, or chained folds where booster k is fitted
+on the folds before k and scores fold k, which an int ``cv`` means under the
+test of a column): the columns with no
 effect kept per fit, the relevant dummies kept per fit, the shares of the
 no-effect columns' p-values below 0.05 and 0.01, the same share below 0.05
 among the no-effect columns the boosters split on 100 times or more, and the
@@ -22,14 +23,17 @@ seconds per fit::
     python benchmarks/column_test.py --design wide-null --task classification \\
         --seeds 20 --configs model/cv5 column/cv5 column/forward-5
 
-Forward-chained blocks are passed to the selector as a ``cv`` iterable
-(``forward-3``: three equal blocks, two boosters; ``forward-5``: five).
+``column/cv5-symmetric`` passes ``KFold(5)`` (stratified for classification)
+as the splitter, which is used as given; ``column/forward-5`` passes five
+unstratified chained blocks as a ``cv`` iterable (the measurement that chose
+chaining, before the selector chained its int folds).
 """
 
 import argparse
 import time
 
 import numpy as np
+from sklearn.model_selection import KFold, StratifiedKFold
 
 from skl_treeinner import TreeInnerSelector, read_ensemble
 from skl_treeinner.datasets import make_rare_levels
@@ -38,8 +42,11 @@ CONFIGS = {
     "model/one-split": ("model", None),
     "model/cv5": ("model", 5),
     "column/one-split": ("column", None),
+    # An int cv chains its folds under the test of a column.
     "column/cv5": ("column", 5),
-    "column/forward-3": ("column", "forward-3"),
+    "column/cv3": ("column", 3),
+    # Symmetric 5-fold cross-fitting, passed as a splitter.
+    "column/cv5-symmetric": ("column", "symmetric-5"),
     "column/forward-5": ("column", "forward-5"),
 }
 #: Splits over all boosters from which a no-effect column counts as heavily used.
@@ -91,8 +98,14 @@ def main(argv=None):
         dummies[:4] = False
         for name in args.configs:
             test, cv = CONFIGS[name]
-            if isinstance(cv, str):
+            if isinstance(cv, str) and cv.startswith("forward"):
                 cv = forward_blocks(len(y), int(cv.split("-")[1]), seed)
+            elif isinstance(cv, str):  # symmetric folds, as an int cv without
+                k = int(cv.split("-")[1])  # the test of a column
+                classes = args.task == "classification"
+                cv = (StratifiedKFold if classes else KFold)(
+                    k, shuffle=True, random_state=seed
+                )
             start = time.perf_counter()
             sel = TreeInnerSelector(test=test, cv=cv, random_state=seed).fit(X, y)
             seconds = time.perf_counter() - start

@@ -13,6 +13,7 @@ booster is told to stop early) comes from the reader registry, never from here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -143,6 +144,7 @@ class SelectionPlan:
     attribution: str = "predecomp"
     #: ``"column"`` or ``"model"``: what the test asks (the selector's ``test``).
     test: str = "model"
+
     prefit: bool = False
     feature_groups: dict | None = None
     max_features: object = None
@@ -165,6 +167,11 @@ class SelectionPlan:
     def curve(self) -> bool:
         """Whether the fit computes the refit curve (``cv_results_``)."""
         return self.candidates is not None
+
+    @property
+    def chained(self) -> bool:
+        """Whether an int ``cv`` chains its folds (the test of a column does)."""
+        return self.test == "column" and isinstance(self.cv, Integral)
 
 
 # -- what to fit -------------------------------------------------------------------

@@ -37,7 +37,9 @@ def score_table(selector, names=None) -> list[dict]:
     selector's ``control``), ``split_sd`` (the standard deviation of the split
     scores, ``None`` with one split), ``positive_splits``, ``n_splits``,
     ``selected`` and ``split_scores`` (a list); with feature groups also
-    ``group``, the name of the feature's group.
+    ``group``, the name of the feature's group; with ``test="column"`` also
+    ``null_score`` (``null_scores_``: the score with the feature resampled,
+    which the test compares the score with).
 
     ``names`` defaults to ``feature_names_in_``, else ``x0``, ``x1``, ...
     """
@@ -72,6 +74,9 @@ def score_table(selector, names=None) -> list[dict]:
         )
         if group_of is not None:
             rows[-1]["group"] = group_of[int(j)]
+        null = getattr(selector, "null_scores_", None)
+        if null is not None:
+            rows[-1]["null_score"] = float(null[j])
     return rows
 
 
@@ -162,20 +167,25 @@ def number_format(values):
 def format_table(rows: list[dict], extra=(), *, adjusted=False) -> str:
     """Lay out :func:`score_table` rows as text, one line per feature.
 
-    Columns: rank, feature, score, s.e., one-sided p-value (and, with
+    Columns: rank, feature, score, (with the test of a column, the
+    resampled score it is compared with,) s.e., one-sided p-value (and, with
     ``adjusted``, the p-value adjusted for the number of features), in how
     many splits the score is above 0, selected; then ``extra``, pairs
     ``(header, values)`` with one value per column of X (indexed by each
     row's ``column``).
     """
     width = max(7, *(len(row["feature"]) for row in rows))
-    score = number_format([row["score"] for row in rows])
+    null = "null_score" in rows[0]
+    score = number_format(
+        [row["score"] for row in rows] + [row["null_score"] for row in rows if null]
+    )
     spread = number_format([row["score_se"] for row in rows])
     added = [(h, [str(values[row["column"]]) for row in rows]) for h, values in extra]
     widths = [max(len(h), *(len(c) for c in cells)) for h, cells in added]
     header = (
-        f"{'rank':>4}  {'feature':<{width}}  {'score':>11}  {'s.e.':>11}  "
-        f"{'p-value':>7}  "
+        f"{'rank':>4}  {'feature':<{width}}  {'score':>11}  "
+        + (f"{'resampled':>11}  " if null else "")
+        + f"{'s.e.':>11}  {'p-value':>7}  "
         + (f"{'adj. p':>7}  " if adjusted else "")
         + f"{'>0 in':>6}  selected"
     )
@@ -185,7 +195,8 @@ def format_table(rows: list[dict], extra=(), *, adjusted=False) -> str:
         positive = f"{row['positive_splits']}/{row['n_splits']}"
         line = (
             f"{row['rank']:>4}  {row['feature']:<{width}}  {score(row['score']):>11}  "
-            f"{spread(row['score_se']):>11}  {format_pvalue(row['pvalue']):>7}  "
+            + (f"{score(row['null_score']):>11}  " if null else "")
+            + f"{spread(row['score_se']):>11}  {format_pvalue(row['pvalue']):>7}  "
             + (f"{format_pvalue(row['pvalue_adjusted']):>7}  " if adjusted else "")
             + f"{positive:>6}  {'yes' if row['selected'] else '-':<8}"
         )

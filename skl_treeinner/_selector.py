@@ -125,7 +125,8 @@ class TreeInnerSelector(
           test of earlier versions). A split on a rare noise dummy can help
           an underfit model on new rows, so this test keeps such columns.
 
-        docs/core.md, "The test of a column", says why and what it costs.
+        With an int ``cv`` the folds are chained (see ``cv``). docs/core.md,
+        "The test of a column", says why and what it costs.
     cv : int, cross-validation generator, iterable or None, default=5
         Cross-fitting: every split's test rows are scored by the model
         fitted on its training rows, and the scores are summed over splits,
@@ -137,6 +138,12 @@ class TreeInnerSelector(
         index arrays. ``None``: one split, ``validation_fraction`` of the rows
         held out (stratified for classifiers; grouped when ``groups`` is
         given), about five times faster (the user guide compares the two).
+        With ``test="column"`` the k folds of an int are *chained*: split j
+        is fitted on folds 1..j and scores fold j + 1 (k - 1 boosters; the
+        first fold is only fitted on), so that every fold is scored by
+        boosters that saw no later fold and a chance tie of a column to y in
+        the whole sample is not counted twice (docs/core.md, "The test of a
+        column"); a splitter or iterable is used as given.
     validation_fraction : float in (0, 1), default=0.5
         Fraction of the rows held out for scoring when ``cv=None``.
     alpha : float in (0, 1) or None, default=0.05

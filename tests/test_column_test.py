@@ -232,3 +232,23 @@ def test_a_noisy_copy_of_a_relevant_column_is_kept():
     assert selector.pvalues_[1] < 1e-3
     np.testing.assert_array_equal(selector.get_support()[:3], [True, True, True])
     assert not selector.get_support()[3:].any()
+
+
+def test_int_cv_chains_its_folds_for_the_column_test():
+    """cv=k with test="column": split j fits on folds 0..j, holds out fold j + 1."""
+    X, y = _data(600)
+    booster = xgb.XGBRegressor(n_estimators=10, max_depth=2)
+    column = TreeInnerSelector(booster, cv=4, test="column", random_state=0)
+    column.fit(X, y)
+    model = TreeInnerSelector(booster, cv=4, random_state=0).fit(X, y)
+    assert len(column.estimators_) == 3 and len(model.estimators_) == 4
+    assert column.n_scored_rows_ == 450 and model.n_scored_rows_ == 600
+    # The folds are the symmetric fit's, in a row.
+    from skl_treeinner._engines.memory._splits import chain
+
+    rng = np.random.default_rng(0)
+    folds = np.array_split(rng.permutation(12), 4)
+    chained = chain([(None, f) for f in folds])
+    for j, (train, test) in enumerate(chained):
+        np.testing.assert_array_equal(test, np.sort(folds[j + 1]))
+        np.testing.assert_array_equal(train, np.sort(np.concatenate(folds[: j + 1])))

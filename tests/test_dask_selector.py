@@ -602,3 +602,16 @@ def test_column_test_resamples_within_partitions(client):
     np.testing.assert_allclose(cluster.scores_se_, test.se, rtol=1e-9)
     np.testing.assert_allclose(cluster.pvalues_, test.pvalues, rtol=1e-9, atol=1e-12)
     assert cluster.support_[0] and not cluster.support_[3:].any()
+
+
+def test_column_test_chains_the_folds_on_dask(client):
+    """cv=3 with test="column": two splits, fitted on fold 0 and on folds 0-1."""
+    X, y = _data(n=900, seed=9)
+    Xd, yd = da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300)
+    booster = dxgb.DaskXGBRegressor(n_estimators=10, max_depth=2)
+    column = TreeInnerSelector(booster, cv=3, test="column", random_state=0)
+    column.fit(Xd, yd)
+    assert len(column.estimators_) == 2
+    # Every fold holds about a third of the rows; folds 1 and 2 are scored.
+    assert 450 < column.n_scored_rows_ < 750
+    assert column.pvalues_[0] < 1e-3

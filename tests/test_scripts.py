@@ -147,9 +147,13 @@ def test_busy_benchmark_quick():
 def test_column_test_benchmark_smoke():
     stdout = run(
         "benchmarks/column_test.py", "--seeds", "1", "--rows", "600",
-        "--configs", "model/one-split", "column/forward-3",
+        "--configs", "model/one-split", "column/cv3", "column/cv5-symmetric",
     )  # fmt: skip
-    assert "| model/one-split |" in stdout and "| column/forward-3 |" in stdout
+    assert (
+        "| model/one-split |" in stdout
+        and "| column/cv3 |" in stdout
+        and "cv5-symmetric" in stdout
+    )
 
 
 def test_wide_selection_benchmark_smoke():

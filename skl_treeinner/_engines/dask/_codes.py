@@ -51,7 +51,16 @@ class Codes:
     """
 
     def __init__(
-        self, y, number, *, seed, n_folds, test_fraction, es_fraction, stratify
+        self,
+        y,
+        number,
+        *,
+        seed,
+        n_folds,
+        test_fraction,
+        es_fraction,
+        stratify,
+        chained=False,
     ):
         values = np.asarray(y)
         rng = np.random.default_rng([seed, number])
@@ -64,8 +73,22 @@ class Codes:
                 ) % n_folds
             else:
                 self.fold[_share(rng, rows, test_fraction)] = 0
-        self._values, self._stratify = values, stratify
+        self._values, self._stratify, self._chained = values, stratify, chained
         self._seed, self._number, self._es_fraction = seed, number, es_fraction
+
+    def training(self, j) -> np.ndarray:
+        """Boolean mask of split j's training part (before early stopping).
+
+        Every fold but j; chained (``chained=True``, the test of a column):
+        folds 0..j, split j holding out fold j + 1.
+        """
+        return self.fold <= j if self._chained else self.fold != j
+
+    def held_out(self, n_splits) -> np.ndarray:
+        """Boolean mask of the rows some split of ``n_splits`` holds out."""
+        if self._chained:
+            return (self.fold >= 1) & (self.fold <= n_splits)
+        return self.fold < n_splits
 
     @property
     def number(self) -> int:
@@ -81,7 +104,7 @@ class Codes:
         """
         mask = np.zeros(self.fold.shape[0], dtype=bool)
         rng = np.random.default_rng([self._seed, self._number, j + 1, 1])
-        training = self.fold != j
+        training = self.training(j)
         for rows in _strata(self._values, self._stratify):
             mask[_share(rng, rows[training[rows]], 0.5)] = True
         return mask
@@ -89,8 +112,8 @@ class Codes:
     def role(self, j, role: str) -> np.ndarray:
         """Boolean mask of split j's rows of a :data:`ROLES` role."""
         if role == "test":
-            return self.fold == j
-        training = self.fold != j
+            return self.fold == (j + 1 if self._chained else j)
+        training = self.training(j)
         stopping = self.stopping(j)
         if role.startswith("inner-"):
             ranked = self.ranked(j)
@@ -110,7 +133,7 @@ class Codes:
         if not self._es_fraction:
             return mask
         rng = np.random.default_rng([self._seed, self._number, j + 1])
-        training = self.fold != j
+        training = self.training(j)
         for rows in _strata(self._values, self._stratify):
             mask[_share(rng, rows[training[rows]], self._es_fraction)] = True
         return mask
@@ -192,16 +215,19 @@ def _partition_summary(X, y, w, codes, n_classes, n_splits):
     """Rows per split, role and class; scored rows of nonzero weight; bad values.
 
     Roles: 0 held out, 1 fitted on, 2 set aside for early stopping. Rows of a
-    fold beyond ``n_splits`` (``cv=None``'s training fold) are only fitted on.
+    fold beyond ``n_splits`` (``cv=None``'s training fold) are only fitted on;
+    chained folds count a split's earlier folds and its held-out one only.
     """
     y = np.asarray(y)
     cls = y.astype(np.int64) if n_classes > 1 else np.zeros(y.shape[0], np.int64)
     counts = np.zeros((n_splits, 3, n_classes), dtype=np.int64)
     for j in range(n_splits):
-        role = np.where(codes.fold == j, 0, np.where(codes.stopping(j), 2, 1))
-        np.add.at(counts[j], (role, cls), 1)
+        test = codes.role(j, "test")
+        role = np.where(test, 0, np.where(codes.stopping(j), 2, 1))
+        used = test | codes.training(j)  # chained folds leave the later ones out
+        np.add.at(counts[j], (role[used], cls[used]), 1)
     bad_y = int(np.count_nonzero(~np.isfinite(y))) if y.dtype.kind in "fc" else 0
-    held = codes.fold < n_splits
+    held = codes.held_out(n_splits)
     if w is None:
         return counts, int(held.sum()), bad_y, 0
     w = np.asarray(w, dtype=np.float64)

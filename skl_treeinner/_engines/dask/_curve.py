@@ -71,7 +71,7 @@ def held_out_score(dask, est, rows, j, columns, scoring) -> float:
 def _partition_targets(X, y, w, codes, j):
     """One partition's targets and weights of split j's training and held-out rows."""
     out = []
-    for mask in (codes.fold != j, codes.role(j, "test")):
+    for mask in (codes.training(j), codes.role(j, "test")):
         rows = np.flatnonzero(mask)
         w_rows = None if w is None else np.asarray(_safe_indexing(w, rows))
         out.append((np.asarray(_safe_indexing(y, rows)), w_rows))

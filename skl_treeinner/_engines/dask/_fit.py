@@ -8,7 +8,9 @@ the folds are reproducible for the same data in the same partitions. Split j
 fits on the rows whose fold is not j (``cv=None``: fold 0 is held out, fold 1
 fitted on), less the rows it sets aside for early stopping, drawn for that
 split from a generator seeded by the partition and j; it is fitted by the
-booster's own Dask ``fit`` and scored on the rows of fold j.
+booster's own Dask ``fit`` and scored on the rows of fold j. With the test of
+a column the folds are chained: split j fits on folds 0..j and is scored on
+fold j + 1 (``Codes.training``).
 
 The folds are never a collection of their own: every task that needs them (the
 row count, the selection of a split's rows, the scoring) draws them again from
@@ -361,6 +363,9 @@ class DaskRun(SplitRun):
             return 1, what, {"n_folds": None, "test_fraction": plan.validation_fraction}
         n_splits = int(plan.cv)
         draw = {"n_folds": n_splits, "test_fraction": plan.validation_fraction}
+        if plan.chained:  # fold j + 1 held out by split j, fitted on folds 0..j
+            draw["chained"] = True
+            return n_splits - 1, f"cv={plan.cv} (chained)", draw
         return n_splits, f"cv={plan.cv}", draw
 
     def _check_rows(self, what):

@@ -185,6 +185,7 @@ class CrossFitRun(SplitRun):
             groups=plan.groups,
             split_params=split_params,
             seed=plan.split_seed,
+            chained=plan.chained,
         )
         self.jobs = make_jobs(
             self.splits,

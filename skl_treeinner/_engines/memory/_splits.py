@@ -27,6 +27,7 @@ from ..._plan import (
 )
 
 __all__ = [
+    "chain",
     "SplitJob",
     "check_groups",
     "check_scoring_rows",
@@ -61,12 +62,15 @@ def make_splits(
     split_params,
     seed,
     labels=None,
+    chained=False,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Return the checked (train, test) index pairs of ``cv``.
 
     For a classifier, ``y`` holds class indices 0..K-1 and ``labels`` the
     class labels they stand for (named in messages). ``groups`` have passed
-    :func:`check_groups`.
+    :func:`check_groups`. ``chained`` (with an int ``cv``): the k folds in a
+    row, split j fitted on folds 0..j and holding out fold j + 1
+    (:func:`chain`).
     """
     n = y.shape[0]
     if cv is None:
@@ -104,6 +108,9 @@ def make_splits(
             f"Cannot split the {n} rows as {what} asks: {e} Pass more rows "
             "(at least a few per class and per split), or fewer splits."
         ) from e
+    if chained and isinstance(cv, Integral):
+        splits = chain(splits)
+        what += " (chained)"
     if not splits:
         raise ValueError(f"{what} produced no (train, test) split.")
     classes = np.unique(y) if classifier else None
@@ -132,6 +139,22 @@ def make_splits(
                     "per class."
                 )
     return splits
+
+
+def chain(splits):
+    """Chain k folds: split j is fitted on folds 0..j and holds out fold j + 1.
+
+    Each fold is scored by a booster that saw no later fold, so the folds'
+    tests form a martingale: a chance tie of a column to y that the
+    boosters learn from the whole sample is met once per pair of folds,
+    not twice as in symmetric cross-fitting (docs/core.md, "The test of a
+    column"). k - 1 boosters, fitted on 1/k to (k-1)/k of the rows.
+    """
+    folds = [np.sort(test) for _, test in splits]
+    return [
+        (np.sort(np.concatenate(folds[: j + 1])), folds[j + 1])
+        for j in range(len(folds) - 1)
+    ]
 
 
 def _check_class_counts(y, labels, n, what) -> None:
