@@ -21,6 +21,7 @@ __all__ = [
     "check_score_options",
     "check_top",
     "new_axes",
+    "null_ticks",
     "pyplot",
     "rule_text",
     "write_pvalues",
@@ -114,6 +115,21 @@ def bars(selector, by_group):
         getattr(selector, "pvalues_adjusted_", selector.pvalues_),
         "features",
         _floats(getattr(selector, "null_scores_", None)),
+    )
+
+
+def null_ticks(ax, null, pos):
+    """Mark the resampled scores the test of a column compares the bars with."""
+    return ax.scatter(
+        null,
+        pos,
+        marker="|",
+        s=160,
+        linewidths=2.0,
+        color="black",
+        zorder=3,
+        label="resampled score\n(test of the column)",
+        gid="null",
     )
 
 

@@ -25,6 +25,7 @@ from ._plot_parts import (
     check_score_options,
     check_top,
     new_axes,
+    null_ticks,
     pyplot,
     rule_text,
     write_pvalues,
@@ -206,19 +207,7 @@ def plot_scores(
             )
         )
     if null is not None:  # the test of a column compares with these
-        handles.append(
-            ax.scatter(
-                null[shown],
-                pos,
-                marker="|",
-                s=160,
-                linewidths=2.0,
-                color="black",
-                zorder=3,
-                label="resampled score\n(test of the column)",
-                gid="null",
-            )
-        )
+        handles.append(null_ticks(ax, null[shown], pos))
     handles.append(
         ax.axvline(
             threshold,

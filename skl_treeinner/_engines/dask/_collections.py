@@ -259,7 +259,7 @@ def partition_rows(reader, X, y, w, attribution):
 
 
 def partition_scored(
-    reader, X, y, w, attribution, feature_groups=None, resample_seed=None
+    reader, X, y, w, attribution, feature_groups=None, *, resample_seed=None
 ):
     """Score a partition: its per-row TreeInner terms and their target noise.
 

@@ -160,8 +160,9 @@ def _partition_moments(X, y, w, codes, scoring):
         if resample_seed is not None:  # per split, role and partition
             seed = [resample_seed, j, ROLES.index(role), codes.number]
         parts = partition_scored(
-            reader, X_rows, y_rows, w_rows, attribution, feature_groups, seed
-        )
+            reader, X_rows, y_rows, w_rows, attribution, feature_groups,
+            resample_seed=seed,
+        )  # fmt: skip
         sets = []
         for z, noise in zip(parts[::2], parts[1::2], strict=True):
             if w_rows is not None:  # rows of weight 0 are not scored (pool_rows)
