@@ -236,11 +236,25 @@ def _rescored(reader, X, n, ys, w, *, attribution, unit_of, ptr, sources):
 def _with_columns_from(X, cols, rows):
     """Return a copy of X whose columns ``cols`` hold the values of rows ``rows``."""
     if sparse.issparse(X):
-        X = sparse.csr_matrix(X)
-        mask = np.zeros(X.shape[1])
-        mask[cols] = 1.0
-        moved = X[rows].multiply(mask[None, :])
-        return sparse.csr_matrix(X.multiply(1.0 - mask[None, :]) + moved)
+        # Column by column, so that every other stored entry stays as it is
+        # (an explicit 0 is a value, an absent entry missing, to XGBoost).
+        fmt = X.format
+        X = sparse.csc_matrix(X)
+        moved = X[np.asarray(rows)]  # row indexing keeps every stored entry
+        take = np.zeros(X.shape[1], dtype=bool)
+        take[cols] = True
+        data, indices, indptr = [], [], [0]
+        for c in range(X.shape[1]):
+            src = moved if take[c] else X
+            a, b = src.indptr[c], src.indptr[c + 1]
+            data.append(src.data[a:b])
+            indices.append(src.indices[a:b])
+            indptr.append(indptr[-1] + b - a)
+        out = sparse.csc_matrix(
+            (np.concatenate(data), np.concatenate(indices), np.asarray(indptr)),
+            shape=X.shape,
+        )
+        return out.asformat(fmt)
     module = type(X).__module__
     if module.startswith("pandas"):
         out = X.copy()

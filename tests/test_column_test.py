@@ -252,3 +252,45 @@ def test_int_cv_chains_its_folds_for_the_column_test():
     for j, (train, test) in enumerate(chained):
         np.testing.assert_array_equal(test, np.sort(folds[j + 1]))
         np.testing.assert_array_equal(train, np.sort(np.concatenate(folds[: j + 1])))
+
+
+def test_sparse_rows_resample_only_the_units_columns():
+    """Stored zeros and NaN of the other columns stay as they are (sparse rows).
+
+    To XGBoost an explicit 0 is a value and an absent entry is missing; a
+    resampled copy must keep both in every column but the unit's.
+    """
+    from scipy import sparse
+
+    X = sparse.csr_matrix(
+        (
+            np.array([1, np.nan, 0.0, 2, 3, np.nan, 5, 7]),
+            np.array([0, 1, 2, 0, 1, 2, 1, 2]),
+            np.array([0, 3, 6, 8]),
+        ),
+        shape=(3, 3),
+    )
+    out = perm._with_columns_from(X, np.array([0]), np.array([1, 2, 0]))
+    assert out.format == "csr" and out.nnz == X.nnz
+    dense = out.toarray()
+    np.testing.assert_array_equal(dense[:, 0], [2, 0, 1])
+    np.testing.assert_array_equal(dense[:, 1:], X.toarray()[:, 1:])
+    first = slice(out.indptr[0], out.indptr[1])
+    stored = dict(zip(out.indices[first].tolist(), out.data[first], strict=True))
+    assert stored[2] == 0.0 and np.isnan(stored[1])  # its own, still stored
+
+
+def test_sparse_rows_give_the_dense_rows_column_test():
+    """The booster rescores sparse rows; with every entry stored, as dense rows."""
+    from scipy import sparse
+
+    X, y = _data(500)
+    X = np.nan_to_num(X, nan=0.5)
+    model = xgb.XGBRegressor(n_estimators=20, max_depth=3).fit(X[:300], y[:300])
+    kw = dict(prefit=True, test="column", random_state=0)
+    dense = TreeInnerSelector(model, **kw).fit(X[300:], y[300:])
+    stored = sparse.csr_matrix(X[300:])  # no zero in X: every entry is stored
+    assert stored.nnz == X[300:].size
+    rows = TreeInnerSelector(model, **kw).fit(stored, y[300:])
+    np.testing.assert_allclose(rows.pvalues_, dense.pvalues_, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(rows.null_scores_, dense.null_scores_, rtol=1e-7)
