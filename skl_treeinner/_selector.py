@@ -119,7 +119,12 @@ class TreeInnerSelector(
           whatever the model does with it. A column that carries another
           column's information (a near copy of a relevant column) is not
           independent of the others, so it can be kept, as in Boruta's
-          all-relevant sense. Feature groups are resampled whole.
+          all-relevant sense. The draws are uniform over the held-out rows,
+          whatever their weights. A feature group's own test (``"sum"``)
+          resamples its members together; the members' p-values that
+          ``"simes"``, ``"cauchy"`` and ``"sum+simes"`` combine are their own
+          tests, each resampled alone. As with either test, a feature is
+          kept only if its score also passes ``threshold``.
         - ``"model"``: does *this* model's use of the column help on new rows?
           H0: its expected held-out term is ≤ 0 given the fitted models (the
           test of earlier versions). A split on a rare noise dummy can help
@@ -341,7 +346,8 @@ class TreeInnerSelector(
         with its members resampled together (as ``null_scores_``).
     group_scores_se_ : ndarray of shape (n_groups,)
         With ``feature_groups``: the standard error of ``group_scores_``,
-        from the per-unit sums of the members' terms, as ``scores_se_``.
+        from the per-unit sums of the members' terms, as ``scores_se_``;
+        with ``test="column"``, of ``group_scores_ - group_null_scores_``.
     group_pvalues_ : ndarray of shape (n_groups,)
         With ``feature_groups``: the one-sided p-value of each group by
         ``group_test`` (derived; a group of one column has that column's

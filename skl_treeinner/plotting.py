@@ -71,7 +71,8 @@ def plot_scores(
     ``control`` lowers it, the legend names the rule. With
     ``test="column"`` a black tick marks each feature's resampled score
     (``null_scores_``), which the test compares with instead of zero: a
-    selected bar ends more than t_a standard errors right of its tick.
+    selected bar ends more than t_a standard errors right of its tick (and
+    past ``threshold``).
 
     Parameters
     ----------
