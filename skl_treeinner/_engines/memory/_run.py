@@ -9,6 +9,7 @@ splits enters once); :class:`PrefitRun` scores a prefit model on every row.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import NamedTuple
 
 import numpy as np
@@ -211,10 +212,14 @@ class CrossFitRun(SplitRun):
         )
         self.pooled = _Pooled(y_fit.shape[0], rows.weight, plan.groups)
 
-    def _run(self, jobs, name):
+    def _run(self, jobs, name, setup=None):
         plan = self.plan
         return run_splits(
-            self.setup, jobs, n_jobs=plan.n_jobs, verbose=plan.verbose, name=name
+            setup or self.setup,
+            jobs,
+            n_jobs=plan.n_jobs,
+            verbose=plan.verbose,
+            name=name,
         )
 
     def fit_and_score(self):
@@ -247,7 +252,10 @@ class CrossFitRun(SplitRun):
             es_reader=self.setup.es_reader,
             seeds=plan.rng.randint(2**31 - 1, size=len(pairs)),
         )
-        _, scored = self._run(inner, f"{plan.name} (refit curve's rankings)")
+        setup = self.setup
+        if setup.resample_seed is not None:  # draws of their own, not the splits'
+            setup = dataclasses.replace(setup, resample_seed=setup.resample_seed + 1)
+        _, scored = self._run(inner, f"{plan.name} (refit curve's rankings)", setup)
         return [
             _unit_tests(
                 self.pooled, [job.test], [part], units=units, fgroups=self.fgroups
