@@ -312,7 +312,7 @@ class ColumnTerms(NamedTuple):
     group_noise: tuple | None = None
 
 
-def column_terms(reader, X, n, y, w, *, attribution, into, group_sums, seed):
+def column_terms(reader, X, n, y, w, *, attribution, into, feature_groups, seed):
     """Each row's terms and their paired differences with the column resampled.
 
     Parameters
@@ -322,8 +322,9 @@ def column_terms(reader, X, n, y, w, *, attribution, into, group_sums, seed):
     attribution : {"predecomp", "treeshap"}
     into : ColumnSums or None
         The model's columns into the input columns (a Pipeline's), or None.
-    group_sums : ColumnSums or None
-        The input columns into feature groups, or None.
+    feature_groups : FeatureGroups or None
+        The feature groups (their ``sums``: the input columns into groups),
+        or None.
     seed : int, sequence of int or None
         Seeds the draws (:func:`draw_sources`).
 
@@ -349,8 +350,9 @@ def column_terms(reader, X, n, y, w, *, attribution, into, group_sums, seed):
     diffs = [z - drawn[c] for c, z in enumerate(at)]
     noise = noise_of_channels(reader, X, n, ys, diffs)
     out = ColumnTerms(at[0], diffs[0], noise, drawn[0].sum(axis=0))
-    if group_sums is None:
+    if feature_groups is None:
         return out
+    group_sums = feature_groups.sums
     # Groups of one column are that column; the others are drawn together.
     size = np.bincount(group_sums.index, minlength=group_sums.n_to)
     several = np.flatnonzero(size > 1)

@@ -586,7 +586,7 @@ def test_column_test_resamples_within_partitions(client):
         rows = slice(start, min(start + 150, 700))
         got = column_terms(
             reader, X[rows], len(y[rows]), y[rows], None, attribution="predecomp",
-            into=None, group_sums=None, seed=[seed, 0, 2, number],
+            into=None, feature_groups=None, seed=[seed, 0, 2, number],
         )  # fmt: skip
         d = _inference.moments(got.tested, got.noise)
         z = _inference.moments(got.terms)

@@ -289,8 +289,7 @@ def partition_scored(
     if resample_seed is not None:
         got = column_terms(
             reader, X, n, y, w, attribution=attribution, into=None,
-            group_sums=None if feature_groups is None else feature_groups.sums,
-            seed=resample_seed,
+            feature_groups=feature_groups, seed=resample_seed,
         )  # fmt: skip
         if feature_groups is None:
             return got.tested, got.noise, got.terms, None

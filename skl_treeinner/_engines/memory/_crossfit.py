@@ -139,8 +139,7 @@ def score_features(
     if resample_seed is not None:
         got = column_terms(
             reader, X, n, y_rows, w, attribution=attribution, into=into,
-            group_sums=None if feature_groups is None else feature_groups.sums,
-            seed=resample_seed,
+            feature_groups=feature_groups, seed=resample_seed,
         )  # fmt: skip
         return Scored(
             got.terms, got.noise, got.group_noise, got.tested, got.group_tested,
