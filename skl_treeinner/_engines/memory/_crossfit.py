@@ -267,16 +267,18 @@ def fit_and_score(setup: FitSetup, job: SplitJob):
             feature_names_in=setup.feature_names_in,
             feature_groups=setup.feature_groups,
             verbose=setup.verbose,
-            resample_seed=resample_seed(setup, job.index),
+            resample_seed=resample_seed(setup.resample_seed, job.index),
         )
     return job.index, est, scored, time.perf_counter() - start
 
 
-def resample_seed(setup: FitSetup, index):
-    """Return the seed of split ``index``'s draws for the test of a column, or None."""
-    if setup.resample_seed is None:
-        return None
-    return [setup.resample_seed, index]
+def resample_seed(seed, index):
+    """Return split ``index``'s seed of the column test's draws, or None (no test).
+
+    ``seed``: the plan's seed of the draws (``FitSetup.resample_seed``), or
+    None for the test of the model's use.
+    """
+    return None if seed is None else [seed, index]
 
 
 def run_splits(setup: FitSetup, jobs, *, n_jobs, verbose, name):

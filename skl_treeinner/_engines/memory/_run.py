@@ -39,12 +39,6 @@ class Rows(NamedTuple):
     weight: np.ndarray | None
 
 
-class _Seed(NamedTuple):
-    """A prefit model's seed of the column test's draws (as a ``FitSetup``'s)."""
-
-    resample_seed: int | None
-
-
 class _Pooled(NamedTuple):
     """What pooling the splits' rows into the test's units needs beside the rows."""
 
@@ -119,8 +113,7 @@ class PrefitRun(SplitRun):
 
     def __init__(self, plan, checked, fgroups):
         self.plan, self.checked, self.fgroups = plan, checked, fgroups
-        seed = plan.split_seed if plan.test == "column" else None
-        self.setup_seed = _Seed(seed)
+        self.seed = plan.split_seed if plan.test == "column" else None
         rows = checked.rows
         self.tests = [np.arange(rows.y.shape[0])]
         check_scoring_rows(self.tests, rows.weight)
@@ -138,7 +131,7 @@ class PrefitRun(SplitRun):
             n_features_in=checked.n_features_in,
             feature_names_in=checked.feature_names_in,
             feature_groups=self.fgroups,
-            resample_seed=resample_seed(self.setup_seed, 0),
+            resample_seed=resample_seed(self.seed, 0),
         )
         return [fitted], [scored]
 
