@@ -274,22 +274,24 @@ def _with_columns_from(X, cols, rows):
     return out
 
 
-def noise_of_channels(reader, X, n, ys, terms_at):
+def noise_of_channels(objective, margins, ys, terms_at):
     """Return the noise floor's ``(a2v, resid2, var)`` of terms known at ``ys``.
 
-    ``terms_at[c]`` (n, m) are terms at target ``ys[c]`` as
-    :func:`noise_targets` chose them; the result is as
-    :func:`~skl_treeinner._scoring.row_noise`'s, or None without a model.
+    ``margins`` are the rows' final margins
+    (:func:`~skl_treeinner._scoring.final_margins`); ``terms_at[c]`` (n, m)
+    are terms at target ``ys[c]`` as :func:`noise_targets` chose them; the
+    result is as :func:`~skl_treeinner._scoring.row_noise`'s, or None
+    without a model.
     """
-    objective = reader.ensemble.objective
     if len(ys) == 1:
         return None
+    n = margins.shape[0]
     if objective.affine_in_target:
-        mean = objective.mean(final_margins(reader, X, n))
+        mean = objective.mean(margins)
         var = objective.variance(mean)
         slope = terms_at[1] - terms_at[0]
         return slope**2 * var[:, None], (ys[0] - mean) ** 2, var
-    prob = objective.class_probabilities(final_margins(reader, X, n))
+    prob = objective.class_probabilities(margins)
     first = sum(prob[:, c, None] * z**2 for c, z in enumerate(terms_at[1:]))
     second = sum(prob[:, c, None] * z for c, z in enumerate(terms_at[1:]))
     return np.maximum(first - second**2, 0.0), np.ones(n), np.ones(n)
@@ -348,7 +350,8 @@ def column_terms(reader, X, n, y, w, *, attribution, into, feature_groups, seed)
         n_units=n_in, sources=sources, own=np.stack(at),
     )  # fmt: skip
     diffs = [z - drawn[c] for c, z in enumerate(at)]
-    noise = noise_of_channels(reader, X, n, ys, diffs)
+    margins = final_margins(reader, X, n) if len(ys) > 1 else None
+    noise = noise_of_channels(ens.objective, margins, ys, diffs)
     out = ColumnTerms(at[0], diffs[0], noise, drawn[0].sum(axis=0))
     if feature_groups is None:
         return out
@@ -369,5 +372,5 @@ def column_terms(reader, X, n, y, w, *, attribution, into, feature_groups, seed)
         null = group_sums(drawn[c])
         null[:, several] = joint[c]
         group_diffs.append(group_sums(z) - null)
-    group_noise = noise_of_channels(reader, X, n, ys, group_diffs)
+    group_noise = noise_of_channels(ens.objective, margins, ys, group_diffs)
     return out._replace(group_tested=group_diffs[0], group_noise=group_noise)
