@@ -14,7 +14,8 @@ series, TreeSHAP, one split, LightGBM with categorical_feature::
 ``compare`` prints each configuration as ``same`` or ``DIFF`` (with the
 attributes that differ) and exits 1 on any difference. ``--no-dask`` skips
 the Dask configurations. An error a configuration raises is captured and
-compared too.
+compared too. The selector runs with ``test="model"`` (the default before
+issue 40; see ``model_test_selector``).
 """
 
 import argparse
@@ -57,12 +58,31 @@ def stats(sel):
     return out
 
 
+def model_test_selector():
+    """The selector with ``test="model"`` where it has the parameter.
+
+    The test of the model's use was the only test before issue 40 and its
+    default until then, so these configurations compare it with any earlier
+    revision, bit for bit; the column test's numbers are its own.
+    """
+    from skl_treeinner import TreeInnerSelector
+
+    has_test = "test" in TreeInnerSelector().get_params()
+
+    def make(*args, **kwargs):
+        if has_test:
+            kwargs.setdefault("test", "model")
+        return TreeInnerSelector(*args, **kwargs)
+
+    return make
+
+
 def configs(with_dask=True):
     import pandas as pd
     import xgboost as xgb
     from sklearn.model_selection import RepeatedKFold, TimeSeriesSplit
 
-    from skl_treeinner import TreeInnerSelector
+    TreeInnerSelector = model_test_selector()
 
     small = dict(n_estimators=30, max_depth=3, learning_rate=0.3)
     X, y = data()

@@ -7,11 +7,11 @@ many rare levels. A split on a rare noise dummy isolates a few training rows
 with outlying residuals, which helps an underfit booster on new rows
 whichever column made the split.
 
-1. ``test="model"`` (the default) asks whether the fitted model's use of a
-   column helps on new rows: it keeps noise dummies.
-2. ``test="column"`` asks whether the column tells anything about y: each
-   held-out row's term against the same model's term with the column's
-   value drawn from other held-out rows. It keeps none of them.
+1. ``test="model"`` asks whether the fitted model's use of a column helps
+   on new rows: it keeps noise dummies.
+2. ``test="column"`` (the default) asks whether the column tells anything
+   about y: each held-out row's term against the same model's term with the
+   column's value drawn from other held-out rows. It keeps none of them.
 
 Run: python examples/rare_levels.py
 """

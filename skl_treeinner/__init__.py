@@ -10,8 +10,9 @@ The numerical core of paper 000 (Sun, AISTATS 2023):
   (TreeInner, ForestInner, Abs, total gain, permutation, unbiased gain).
 - :func:`read_ensemble`: the library-neutral :class:`TreeEnsemble` behind both.
 - :class:`TreeInnerSelector`: a scikit-learn feature selector that keeps the
-  features whose TreeInner score on held-out rows is significantly positive
-  (Sec. 4, with a one-sided test on the rows' terms).
+  features whose TreeInner score on held-out rows is significantly above the
+  same model's score with the feature's values resampled (Sec. 4, with a
+  one-sided test on the rows' terms).
 - :mod:`skl_treeinner.datasets`: the paper's simulated data (Sec. 4.1).
 """
 

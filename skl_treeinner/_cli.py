@@ -85,15 +85,18 @@ examples:
   skl-treeinner select houses.csv -t price --out scores.csv \\
       --out-data selected.csv --plot scores.png
 
-how it works: the booster is fitted K times (--cv K), each time on all rows
-but one fold; every feature is scored with TreeInner on the fold the model
-did not see, and the K scores are added up. A feature the model only
-overfits to scores below 0 in expectation. The score is a sum over rows, so
-it has a standard error (s.e., from the spread of the rows' terms) and a
-one-sided test of "this feature does not help on new rows"; the default
-keeps the features whose p-value is below 0.05 (--alpha). The table on
-stdout lists, per feature, the score, its s.e., the p-value, in how many
-folds it scored above 0, and whether it is selected.
+how it works: the rows are split into K folds (--cv K) and the booster is
+fitted K - 1 times, on folds 1..j, each fit scoring fold j + 1 with TreeInner;
+the scores are added up. The same rows are scored again with each feature's
+values drawn from other scored rows ("resampled"): a feature that tells
+nothing about the target scores as much as its resampled self. Both are
+sums over rows, so the difference has a standard error (s.e.) and a
+one-sided test of "this feature is independent of the target"; the default
+keeps the features whose p-value is below min(0.05, 1/n_features) (--alpha,
+--control). --test model tests instead whether the fitted model's use of a
+feature helps on new rows. The table on stdout lists, per feature, the
+score, its s.e., the p-value, in how many folds it scored above 0, and
+whether it is selected.
 """
 
 
@@ -236,12 +239,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scoring.add_argument(
         "--test",
-        choices=("model", "column"),
-        default="model",
-        help="what each feature's test asks: model (default: does the fitted "
-        "model's use of it help on new rows) or column (does it tell anything "
-        "about the target: its terms against the same model's with its values "
-        "drawn from other held-out rows)",
+        choices=("column", "model"),
+        default="column",
+        help="what each feature's test asks: column (default: does it tell "
+        "anything about the target: its terms against the same model's with "
+        "its values drawn from other held-out rows) or model (does the fitted "
+        "model's use of it help on new rows)",
     )
     scoring.add_argument(
         "--cv",
@@ -512,7 +515,12 @@ def _report(args, selector, inputs, table):
         inputs.task,
         args.max_features,
     )
-    split_word = f"{args.cv}-fold cross-fitting" if args.cv > 1 else "one 50/50 split"
+    if args.cv == 1:
+        split_word = "one 50/50 split"
+    elif args.test == "column":  # chained: fold j + 1 scored by folds 1..j's fit
+        split_word = f"{args.cv} chained folds ({args.cv - 1} fits)"
+    else:
+        split_word = f"{args.cv}-fold cross-fitting"
     print(
         f"{inputs.data.name}: {len(inputs.frame)} rows, {X.shape[1]} features; "
         f"target {args.target!r} ({task}); {ESTIMATORS[args.estimator]}, "

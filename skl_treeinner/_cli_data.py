@@ -307,7 +307,8 @@ def write_scores(
         pandas.
     path : pathlib.Path
         A ``.json`` file (the run's settings, the selection and one record per
-        feature) or a ``.csv`` file (one row per feature, a column per split).
+        feature) or a ``.csv`` file (one row per feature, a column per split;
+        ``null_score`` with the test of the column).
     table : list of dict
         The rows of :func:`~skl_treeinner._report.score_table`.
     selector : TreeInnerSelector
@@ -372,6 +373,7 @@ def write_scores(
                 "rank",
                 "feature",
                 "score",
+                "null_score",  # the test of the column's resampled score
                 "score_se",
                 "pvalue",
                 "pvalue_adjusted",
@@ -379,6 +381,7 @@ def write_scores(
                 "positive_splits",
                 "selected",
             )
+            if key in row
         }
         if "group" in row:  # the group's statistics, which the selection used
             group = by_group[row["group"]]

@@ -14,7 +14,7 @@ N_FEATURES = 30
 N_RELEVANT = 5
 #: Standard deviation of the noise, in units of the signal's.
 NOISE = 4.0
-#: Folds of the cross-fitting.
+#: Folds of the cross-fitting (chained by the default test: ``CV - 1`` models).
 CV = 5
 
 
@@ -99,18 +99,25 @@ def _print_methods(print_fn, n_samples, seed, seconds, rule) -> None:
     )
     print_fn("")
     print_fn(
-        f"held-out TreeInner: TreeInnerSelector cross-fits XGBoost (300 trees, "
-        f"depth 4) over {CV} folds"
+        f"held-out TreeInner: TreeInnerSelector splits the rows into {CV} folds "
+        f"and fits XGBoost (300 trees,"
     )
     print_fn(
-        "  and sums each feature's TreeInner on the rows each fold's model never "
-        f"saw ({seconds:.1f}s);"
+        f"  depth 4) on folds 1..j to score fold j+1 ({CV - 1} models, "
+        f"{seconds:.1f}s); a feature's score sums"
     )
     print_fn(
-        "  a score is a sum over rows, so it has a standard error (s.e.); the "
-        "selector keeps"
+        "  its TreeInner over those rows, and 'resampled' is the same with its "
+        "values drawn from"
     )
-    print_fn("  the features scoring above 0 by more than chance allows:")
+    print_fn(
+        "  other scored rows; both are sums over rows, so they have a standard "
+        "error (s.e.). The"
+    )
+    print_fn(
+        "  selector keeps the features that beat their resampled selves by more "
+        "than chance allows:"
+    )
     print_fn(f"  {rule}.")
     print_fn(
         "in-sample gain: SelectFromModel on the total gain of XGBoost fitted on all "
@@ -141,10 +148,11 @@ def run_demo(
     """Select features with held-out TreeInner and with gain; compare with the truth.
 
     On :func:`make_demo_data`, a :class:`~skl_treeinner.TreeInnerSelector`
-    cross-fits XGBoost over ``CV`` folds and keeps the features whose summed
-    held-out score is significantly positive (the selector's default: a
-    one-sided p-value below min(0.05, 1/30), so that on average at most one
-    feature with no effect is kept); :class:`~sklearn.feature_selection.SelectFromModel`
+    fits XGBoost over ``CV`` chained folds and keeps the features whose summed
+    held-out score is significantly above its resampled self (the selector's
+    defaults: the test of the column, and a one-sided p-value below
+    min(0.05, 1/30), so that on average at most one feature with no effect is
+    kept); :class:`~sklearn.feature_selection.SelectFromModel`
     keeps the features whose in-sample total gain, from XGBoost fitted on all
     the rows, is above the mean. Prints a ranked table of every feature and,
     for both methods, the ROC AUC of the scores against the truth and the

@@ -143,7 +143,7 @@ class SelectionPlan:
     validation_fraction: float = 0.5
     attribution: str = "predecomp"
     #: ``"column"`` or ``"model"``: what the test asks (the selector's ``test``).
-    test: str = "model"
+    test: str = "column"
 
     prefit: bool = False
     feature_groups: dict | None = None

@@ -76,9 +76,10 @@ class TreeInnerSelector(
     overfits to scores negative in expectation.
 
     The held-out score is a sum over rows, so it has a standard error, and
-    the selector tests every feature: it keeps the features whose score is
-    significantly above zero (one-sided p-value below ``alpha``), i.e. those
-    that demonstrably help the model on rows it never saw.
+    the selector tests every feature: by default it keeps the features whose
+    score is significantly above the same models' score with the feature's
+    values drawn from other held-out rows (one-sided p-value below
+    ``alpha``), i.e. those that tell something about y (``test``).
 
     Parameters
     ----------
@@ -107,7 +108,7 @@ class TreeInnerSelector(
     attribution : {"predecomp", "treeshap"}, default="predecomp"
         Per-tree attribution in the inner product: PreDecomp (Def. 1) or each
         tree's own TreeSHAP (much slower). See :func:`tree_inner`.
-    test : {"model", "column"}, default="model"
+    test : {"column", "model"}, default="column"
         What the test of each feature asks.
 
         - ``"column"``: does the column tell anything about y? H0: the column
@@ -127,8 +128,10 @@ class TreeInnerSelector(
           kept only if its score also passes ``threshold``.
         - ``"model"``: does *this* model's use of the column help on new rows?
           H0: its expected held-out term is ≤ 0 given the fitted models (the
-          test of earlier versions). A split on a rare noise dummy can help
-          an underfit model on new rows, so this test keeps such columns.
+          default before issue 40; with an int ``cv`` the folds are symmetric). A
+          split on a rare noise dummy can help an underfit model on new rows,
+          so this test keeps such columns; use it to audit a fitted model
+          (``prefit=True``), not to decide what the data holds.
 
         With an int ``cv`` the folds are chained (see ``cv``). docs/core.md,
         "The test of a column", says why and what it costs.
@@ -301,15 +304,17 @@ class TreeInnerSelector(
         With ``test="column"``, the same of ``scores_ - null_scores_``, from
         each unit's differences of its terms and their resampled mean.
     null_scores_ : ndarray of shape (n_features,)
-        With ``test="column"``: each feature's score with its values drawn
-        from other held-out rows (the mean over draws; summed over splits):
-        what the models' use of a column that tells nothing about y scores.
+        With ``test="column"`` (the default): each feature's score with its
+        values drawn from other held-out rows (the mean over draws; summed
+        over splits): what the models' use of a column that tells nothing
+        about y scores.
     pvalues_ : ndarray of shape (n_features,)
-        One-sided p-value of each feature: H0 "its expected contribution on a
-        new row is ≤ 0" against "> 0", from ``t = scores_ / scores_se_`` and
-        Student's t with ``m - 1`` degrees of freedom. With
-        ``test="column"``: H0 "the feature is independent of y and of the
-        other features", from ``t = (scores_ - null_scores_) / scores_se_``.
+        One-sided p-value of each feature, against Student's t with ``m - 1``
+        degrees of freedom. With ``test="column"`` (the default): H0 "the
+        feature is independent of y and of the other features", from
+        ``t = (scores_ - null_scores_) / scores_se_``. With ``test="model"``:
+        H0 "its expected contribution on a new row is ≤ 0" against "> 0",
+        from ``t = scores_ / scores_se_``.
         How it is calibrated where y is independent of X, and at H0's
         boundary, is measured in the user guide ("How the selector decides",
         "Many columns").
@@ -435,8 +440,8 @@ class TreeInnerSelector(
     ...     xgb.XGBClassifier(n_estimators=100, max_depth=3, learning_rate=0.1),
     ...     random_state=0,
     ... ).fit(X, y)
-    >>> selector.scores_.shape, selector.split_scores_.shape
-    ((50,), (5, 50))
+    >>> selector.scores_.shape, selector.split_scores_.shape  # 5 folds chained
+    ((50,), (4, 50))
     >>> bool((selector.pvalues_[selector.support_] < 0.05).all())
     True
     >>> bool(relevant[selector.ranking_ == 1][0])  # the best one is relevant
@@ -471,7 +476,7 @@ class TreeInnerSelector(
         estimator=None,
         *,
         attribution="predecomp",
-        test="model",
+        test="column",
         cv=5,
         validation_fraction=0.5,
         alpha=0.05,
@@ -560,8 +565,8 @@ class TreeInnerSelector(
         >>> X = rng.normal(size=(300, 4)); y = X[:, 0] + rng.normal(size=300)
         >>> sel = TreeInnerSelector(xgb.XGBRegressor(n_estimators=20), cv=3)
         >>> sel = sel.fit(X, y, sample_weight=np.ones(300))
-        >>> sel.split_scores_.shape, int(sel.ranking_[0])
-        ((3, 4), 1)
+        >>> sel.split_scores_.shape, int(sel.ranking_[0])  # 3 folds chained
+        ((2, 4), 1)
         """
         for name in _FITTED:
             self.__dict__.pop(name, None)

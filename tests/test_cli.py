@@ -8,6 +8,7 @@ with the same booster, so the command line adds no arithmetic of its own.
 """
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -67,7 +68,9 @@ def table_rows(stdout):
     for line in lines[start + 1 :]:
         if not line.strip():
             break
-        rank, feature, score, _se, _p, _pos, selected = line.split()
+        fields = line.split()  # rank feature score [resampled] s.e. p k/K yes|-
+        positive = next(i for i, f in enumerate(fields) if re.fullmatch(r"\d+/\d+", f))
+        rank, feature, score, selected = *fields[:3], fields[positive + 1]
         rows.append((int(rank), feature, float(score), selected == "yes"))
     return rows
 
@@ -103,8 +106,14 @@ def test_select_matches_the_python_api(capsys, houses, tmp_path):
             f["split_scores"], ref.split_scores_[:, list(X.columns).index(f["feature"])]
         )
     assert doc["selected"] == [c for c in ref.get_feature_names_out()]
-    assert doc["n_splits"] == 3 and doc["threshold"] == 0.0
-    assert doc["alpha"] == 0.05 and doc["n_scored_rows"] == len(y)
+    # --cv 3 under the default test of the column: 2 chained splits, the
+    # first fold only fitted on.
+    assert doc["n_splits"] == 2 == len(ref.estimators_) and doc["threshold"] == 0.0
+    assert doc["alpha"] == 0.05 and doc["n_scored_rows"] == ref.n_scored_rows_
+    assert doc["test"] == "column"
+    for f in doc["features"]:
+        j = list(X.columns).index(f["feature"])
+        assert f["null_score"] == pytest.approx(ref.null_scores_[j], rel=1e-12)
     for f in doc["features"]:
         j = list(X.columns).index(f["feature"])
         assert f["score_se"] == pytest.approx(ref.scores_se_[j], rel=1e-12)
@@ -154,10 +163,11 @@ def test_out_csv_and_out_data(capsys, houses, tmp_path):
     assert status == 0
     table = pd.read_csv(scores_csv)
     assert list(table.columns) == [
-        "rank", "feature", "score", "score_se", "pvalue", "pvalue_adjusted",
-        "split_sd", "positive_splits", "selected", "split_1", "split_2", "split_3",
+        "rank", "feature", "score", "null_score", "score_se", "pvalue",
+        "pvalue_adjusted", "split_sd", "positive_splits", "selected", "split_1",
+        "split_2",
     ]  # fmt: skip
-    splits = table[["split_1", "split_2", "split_3"]].to_numpy()
+    splits = table[["split_1", "split_2"]].to_numpy()
     np.testing.assert_allclose(splits.sum(axis=1), table["score"])
     np.testing.assert_allclose(splits.std(axis=1, ddof=1), table["split_sd"])
     np.testing.assert_array_equal(table["positive_splits"], (splits > 0).sum(axis=1))
@@ -177,7 +187,11 @@ def test_parquet_with_categorical_column(capsys, tmp_path, estimator):
         pytest.importorskip(estimator)
     pytest.importorskip("pyarrow")
     path = tmp_path / "houses.parquet"
-    make_frame().to_parquet(path)
+    # 300 rows: with 150 the chained folds' first booster (50 rows) missed the
+    # city in some seeds (CatBoost p = 0.08 in seed 0; LightGBM and
+    # HistGradientBoosting 0.3 in seed 3); with 300 every library keeps it at
+    # p < 1e-6 in seeds 0 to 3.
+    make_frame(300).to_parquet(path)
     out_data = tmp_path / "selected.parquet"
     status, stdout, err = run_cli(
         capsys, "select", path, "-t", "price", "--categorical", *FAST,
@@ -215,11 +229,12 @@ def test_progress_on_stderr_unless_quiet(capsys, houses):
         capsys, "select", houses, "-t", "price", "--drop", "city", *FAST
     )
     assert status == 0
-    assert "TreeInnerSelector: fitting and scoring" in err and "3/3" in err
+    # --cv 3, chained by the default test: 2 splits
+    assert "TreeInnerSelector: fitting and scoring" in err and "2/2" in err
     status, _, err = run_cli(
         capsys, "select", houses, "-t", "price", "--drop", "city", *FAST, "-v"
     )
-    assert "split 1/3" in err and "split 3/3" in err  # -v: one line per split
+    assert "split 1/2" in err and "split 2/2" in err  # -v: one line per split
 
 
 def test_plot(capsys, houses, tmp_path):

@@ -135,6 +135,14 @@ def test_group_members_are_resampled_together():
     assert selector.group_pvalues_[pair] < 0.01  # carries column 0's signal
 
 
+def test_the_column_test_is_the_default_of_the_selector_and_the_cli():
+    from skl_treeinner._cli import build_parser
+
+    assert TreeInnerSelector().get_params()["test"] == "column"
+    args = build_parser().parse_args(["select", "data.csv", "--target", "y"])
+    assert args.test == "column"
+
+
 @pytest.mark.parametrize("test", ["column", "model"])
 def test_reproducible_and_the_model_test_unchanged(test):
     X, y = _data(500)
@@ -240,7 +248,7 @@ def test_int_cv_chains_its_folds_for_the_column_test():
     booster = xgb.XGBRegressor(n_estimators=10, max_depth=2)
     column = TreeInnerSelector(booster, cv=4, test="column", random_state=0)
     column.fit(X, y)
-    model = TreeInnerSelector(booster, cv=4, random_state=0).fit(X, y)
+    model = TreeInnerSelector(booster, cv=4, test="model", random_state=0).fit(X, y)
     assert len(column.estimators_) == 3 and len(model.estimators_) == 4
     assert column.n_scored_rows_ == 450 and model.n_scored_rows_ == 600
     # The folds are the symmetric fit's, in a row.

@@ -123,6 +123,9 @@ def test_iterable_cv_and_int_cv():
     ]
     np.testing.assert_allclose(sel.split_scores_, manual, rtol=1e-12)
     sel5 = TreeInnerSelector(small_reg(), cv=5, random_state=0).fit(X, y)
+    assert sel5.split_scores_.shape == (4, 6) and len(sel5.estimators_) == 4  # chained
+    sel5 = TreeInnerSelector(small_reg(), cv=5, test="model", random_state=0)
+    sel5.fit(X, y)
     assert sel5.split_scores_.shape == (5, 6) and len(sel5.estimators_) == 5
 
 
@@ -411,12 +414,12 @@ def test_verbose_prints_progress(capsys):
     X, y = make_data(n=120)
     TreeInnerSelector(small_reg(), cv=3, verbose=1, random_state=0).fit(X, y)
     err = capsys.readouterr().err
-    # verbose=1: a bar over the splits, no line per split
-    assert "TreeInnerSelector: fitting and scoring" in err and "3/3" in err
+    # verbose=1: a bar over the splits (cv=3 chained: 2), no line per split
+    assert "TreeInnerSelector: fitting and scoring" in err and "2/2" in err
     assert "held-out rows" not in err
     TreeInnerSelector(small_reg(), cv=3, verbose=2, random_state=0).fit(X, y)
     err = capsys.readouterr().err
-    assert "split 1/3" in err and "split 3/3" in err and "held-out rows" in err
+    assert "split 1/2" in err and "split 2/2" in err and "held-out rows" in err
     TreeInnerSelector(small_reg(), cv=3, random_state=0).fit(X, y)
     assert capsys.readouterr().err == ""
 
@@ -433,7 +436,7 @@ def test_verbose_progress_in_parallel_keeps_split_order(capsys):
             small_reg(), cv=3, n_jobs=3, verbose=2, random_state=0
         ).fit(X, y)
     err = capsys.readouterr().err
-    assert all(f"split {i}/3" in err for i in (1, 2, 3))
+    assert all(f"split {i}/2" in err for i in (1, 2))  # cv=3 chained
     np.testing.assert_array_equal(par.split_scores_, serial.split_scores_)
     for a, b in zip(par.estimators_, serial.estimators_, strict=True):
         np.testing.assert_array_equal(a.predict(X), b.predict(X))

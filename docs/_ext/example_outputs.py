@@ -1,0 +1,58 @@
+"""Run the examples docs/examples.md shows and write each one's output under it.
+
+The page includes every example with ``--8<-- "examples/NAME.py"`` and quotes
+its output in the next ````` ```text ````` block after "Output:". This script
+runs each example (from the repository root, as the page says to) and puts
+its standard output in that block, so that the quoted outputs are generated,
+never typed.
+
+Usage::
+
+    python docs/_ext/example_outputs.py [NAME ...]
+
+With names (``rare_levels``), only those examples run. An example that fails
+stops the script with its error, and the page is left as it was.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "examples.md"
+BLOCK = re.compile(
+    r'(--8<-- "examples/(?P<name>\w+)\.py"\n```\n\nOutput:\n\n```text\n)'
+    r"(?P<output>.*?)(\n```)",
+    re.S,
+)
+
+
+def main(argv=None):
+    """Run the examples (those named in ``argv``, or all) and rewrite the page."""
+    only = set(sys.argv[1:] if argv is None else argv)
+    text = PAGE.read_text()
+
+    def run(match):
+        name = match["name"]
+        if only and name not in only:
+            return match[0]
+        print(f"running examples/{name}.py", flush=True)
+        out = subprocess.run(
+            [sys.executable, f"examples/{name}.py"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        if out.returncode:
+            sys.exit(f"examples/{name}.py failed:\n{out.stderr}")
+        return match[1] + out.stdout.rstrip("\n") + match[4]
+
+    PAGE.write_text(BLOCK.sub(run, text))
+    print(f"wrote {PAGE.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
