@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         "with known truth",
         description=(
             "Generate data in which 5 of 30 features drive the target, select "
-            "features with held-out TreeInner (5-fold cross-fitted XGBoost) and "
+            "features with held-out TreeInner (XGBoost on 5 chained folds) and "
             "with in-sample gain, and show how each matches the truth."
         ),
     )
