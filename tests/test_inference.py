@@ -267,26 +267,33 @@ def _null_data(n, seed, classification):
     "classification, cv", [(False, None), (True, None), (False, 5), (True, 5)]
 )
 def test_pvalues_are_calibrated_under_the_null(classification, cv):
-    # Over many seeds and features, the share of p-values below 0.05 must not
-    # exceed 0.05. The bound is the level itself (not a level plus slack): with
-    # 600 p-values a test whose true rate were 0.05 would exceed it about half
-    # the time, so this passes only because the p-values are conservative
-    # under the null (a noise feature's expected held-out term is below 0),
-    # not by luck. The same check at 0.2 keeps it from passing vacuously
-    # with p-values that are all near 1.
+    # Over many seeds and features, the share of p-values below a level must
+    # not exceed it. The default test of the column has its null centred at
+    # zero (a noise column scores as much as its resampled self), so its
+    # p-values are calibrated rather than conservative: the bound is the level
+    # plus three binomial standard errors, which a calibrated test exceeds
+    # about once in 700 runs and a test at twice the level nearly always (at
+    # 0.05 with 560 p-values: 0.078 against 0.10). The test of the model's use
+    # is conservative here (a noise feature's expected held-out term is below
+    # 0) and is held to the level itself. The check at 0.5 keeps it from
+    # passing vacuously with p-values that are all near 1.
     n_seeds = 80 if cv is None else 24
     cls = xgb.XGBClassifier if classification else xgb.XGBRegressor
-    pvalues = []
+    pvalues = {"column": [], "model": []}
     for seed in range(n_seeds):
         X, y = _null_data(300, seed, classification)
         est = cls(n_estimators=40, learning_rate=0.1, max_depth=4, n_jobs=1)
-        sel = TreeInnerSelector(est, cv=cv, random_state=seed).fit(X, y)
-        pvalues.append(sel.pvalues_)
-    pvalues = np.concatenate(pvalues)
-    assert pvalues.size >= 168
-    assert np.mean(pvalues < 0.05) <= 0.05
-    assert np.mean(pvalues < 0.2) <= 0.2
-    assert np.mean(pvalues < 0.5) > 0.02  # not all 1: the test can reject
+        for test in pvalues:
+            sel = TreeInnerSelector(est, cv=cv, test=test, random_state=seed)
+            pvalues[test].append(sel.fit(X, y).pvalues_)
+    for test, values in pvalues.items():
+        values = np.concatenate(values)
+        assert values.size >= 168
+        for level in (0.05, 0.2):
+            slack = 3 * np.sqrt(level * (1 - level) / values.size)
+            bound = level + (slack if test == "column" else 0.0)
+            assert np.mean(values < level) <= bound, (test, level)
+        assert np.mean(values < 0.5) > 0.02  # not all 1: the test can reject
 
 
 def test_pvalues_have_power_on_a_real_signal():

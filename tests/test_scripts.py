@@ -39,9 +39,11 @@ def test_demo_module():
     # selected = held-out score above 0 with p < min(0.05, 1/30), as the
     # header says (the default control="expected_false")
     assert "  p < 0.0333 = min(0.05, 1/30): at most 1 false pick expected." in stdout
-    pvalues = [float(line.split()[4].replace("<", "")) for line in table]
+    # rank feature score resampled s.e. p-value >0-in selected ...
+    assert lines[start].split()[3] == "resampled"  # the default test of the column
+    pvalues = [float(line.split()[5].replace("<", "")) for line in table]
     assert all(
-        (line.split()[6] == "yes") == (s > 0 and p < 1 / 30)
+        (line.split()[7] == "yes") == (s > 0 and p < 1 / 30)
         for line, s, p in zip(table, scores, pvalues, strict=True)
     )
     summary = {}
@@ -60,7 +62,7 @@ def test_demo_module():
     # recall (0.6 here: at 1/30 per feature one relevant feature at p = 0.037
     # is left out; 0.8 at p < 0.05), precision
     assert inner[3] > gain[3] and inner[2] > gain[2]
-    assert inner[1] == sum(line.split()[6] == "yes" for line in table)
+    assert inner[1] == sum(line.split()[7] == "yes" for line in table)
 
 
 def test_demo_data_has_the_stated_truth():
