@@ -5,8 +5,8 @@ skewed level frequencies, each one-hot encoded (levels never drawn have no
 column, as ``pandas.get_dummies`` gives), beside numeric columns. A split on
 a rare dummy of the noise categorical isolates a few training rows, which
 can help an underfit booster on new rows whichever column made the split:
-the test of the model's use keeps such dummies, the test of the column
-(``TreeInnerSelector(test="column")``) should not.
+the test of the model's use (``test="model"``) keeps such dummies, the test
+of the column (``TreeInnerSelector``'s default, ``test="column"``) should not.
 """
 
 from __future__ import annotations
