@@ -742,6 +742,28 @@ ORACLE_DATASETS = ("paper-", "semi-")
 
 
 # -- one cell: a data set and a seed ----------------------------------------------
+def try_selector(selector, *args):
+    """Run one selector, ``selector(*args)``, timed; a failure becomes a status.
+
+    Returns ``(status, support, scores, seconds, error)``: status ``"ok"``, or
+    ``"missing"`` (its package is not installed) or ``"error"`` with the
+    exception and where it was raised, and ``None`` for the rest. The seconds
+    are those the selector reports (a fit shared by several cut-offs) or the
+    call's own.
+    """
+    start = time.perf_counter()
+    try:
+        support, scores, *seconds = selector(*args)
+    except ImportError as e:
+        return "missing", None, None, None, str(e)
+    except Exception as e:
+        last = traceback.extract_tb(e.__traceback__)[-1]
+        where = f"{Path(last.filename).name}:{last.lineno}"
+        return "error", None, None, None, f"{type(e).__name__}: {e} ({where})"
+    seconds = seconds[0] if seconds else time.perf_counter() - start
+    return "ok", support, scores, seconds, ""
+
+
 def run_cell(name, make, seed, selectors, smoke):
     """Run every selector on one (data set, seed); return result rows."""
     X, y, relevant, *families = make(seed)
@@ -767,26 +789,19 @@ def run_cell(name, make, seed, selectors, smoke):
             if sel_name in GROUP_SELECTORS and groups is None:
                 continue  # they need families
             row = {"dataset": name, "seed": seed, "selector": sel_name}
-            start = time.perf_counter()
-            try:
-                if sel_name in GROUP_SELECTORS:
-                    support, scores, *seconds = GROUP_SELECTORS[sel_name](
-                        X_sel, y_sel, c, seed, smoke, groups, _booster(c, seed)
-                    )
-                else:
-                    support, scores, *seconds = SELECTORS[sel_name](
-                        X_sel, y_sel, c, seed, smoke
-                    )
-            except ImportError as e:
-                rows.append({**row, "status": "missing", "error": str(e)})
+            args = (X_sel, y_sel, c, seed, smoke)
+            if sel_name in GROUP_SELECTORS:
+                status, support, scores, seconds, error = try_selector(
+                    GROUP_SELECTORS[sel_name], *args, groups, _booster(c, seed)
+                )
+            else:
+                status, support, scores, seconds, error = try_selector(
+                    SELECTORS[sel_name], *args
+                )
+            if status != "ok":
+                rows.append({**row, "status": status, "error": error})
                 continue
-            except Exception as e:
-                last = traceback.extract_tb(e.__traceback__)[-1]
-                where = f"{Path(last.filename).name}:{last.lineno}"
-                msg = f"{type(e).__name__}: {e} ({where})"
-                rows.append({**row, "status": "error", "error": msg})
-                continue
-            row["time"] = seconds[0] if seconds else time.perf_counter() - start
+            row["time"] = seconds
             row.update(selection_metrics(relevant, support))
             if groups is not None:
                 row.update(family_metrics(groups, relevant, support))

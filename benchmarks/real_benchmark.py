@@ -53,7 +53,6 @@ import json
 import platform
 import sys
 import time
-import traceback
 import warnings
 from pathlib import Path
 
@@ -230,22 +229,14 @@ def run_cell(name, seed, selectors):
         warnings.simplefilter("ignore")
         for sel_name in selectors:
             row = {"dataset": name, "seed": seed, "selector": sel_name}
-            start = time.perf_counter()
-            try:
-                with contextlib.redirect_stdout(io.StringIO()):
-                    support, _, *seconds = SELECTORS[sel_name](
-                        X_sel, y_sel, c, seed, False
-                    )
-            except ImportError as e:
-                rows.append({**row, "status": "missing", "error": str(e)})
+            with contextlib.redirect_stdout(io.StringIO()):  # powershap prints
+                status, support, _, seconds, error = cs.try_selector(
+                    SELECTORS[sel_name], X_sel, y_sel, c, seed, False
+                )
+            if status != "ok":
+                rows.append({**row, "status": status, "error": error})
                 continue
-            except Exception as e:
-                last = traceback.extract_tb(e.__traceback__)[-1]
-                where = f"{Path(last.filename).name}:{last.lineno}"
-                msg = f"{type(e).__name__}: {e} ({where})"
-                rows.append({**row, "status": "error", "error": msg})
-                continue
-            row["time"] = seconds[0] if seconds else time.perf_counter() - start
+            row["time"] = seconds
             support = np.asarray(support, dtype=bool)
             noise = np.isin(kinds, NOISE_KINDS)
             row["n_rows"], row["n_real"] = len(y_sel), int(np.sum(kinds == "real"))
