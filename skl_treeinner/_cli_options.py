@@ -206,7 +206,7 @@ def parse_max_features(text: str):
         )
     except InvalidParameterError:
         raise ValueError(
-            f"{text!r} is neither a number of features (an integer, 0 or more), "
+            f"{text!r} is neither a number of features (an integer, 1 or more), "
             "a fraction of them in (0, 1], nor a rule of the refit curve "
             "('best' or '1se')"
         ) from None

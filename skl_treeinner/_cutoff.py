@@ -53,7 +53,7 @@ THRESHOLD_CONSTRAINTS = [Real, str, callable]
 #: What ``max_features`` may be: a count, a fraction in (0, 1], a callable on X.
 MAX_FEATURES_CONSTRAINTS = [
     StrOptions(set(CURVE_RULES)),
-    Interval(Integral, 0, None, closed="left"),
+    Interval(Integral, 1, None, closed="left"),  # 0 would keep nothing
     Interval(RealNotInt, 0, 1, closed="right"),
     callable,
     None,

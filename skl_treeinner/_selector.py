@@ -12,8 +12,6 @@ or an engine (the dispatch's).
 
 from __future__ import annotations
 
-from numbers import Integral
-
 from sklearn.base import (
     BaseEstimator,
     MetaEstimatorMixin,
@@ -21,12 +19,19 @@ from sklearn.base import (
 )
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import metadata_routing
-from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    InvalidParameterError,
+    RealNotInt,
+    StrOptions,
+)
 
 from . import _cutoff
 from ._engines import fit_selection
 from ._feature_groups import GROUP_TESTS
 from ._metadata_routing import SklearnPlumbingMixin
+from ._parameter_hints import N_JOBS_CONSTRAINTS, with_hint
 from ._plan import EARLY_STOPPING_FRACTION
 from ._selection import SelectionMixin
 
@@ -201,8 +206,8 @@ class TreeInnerSelector(
         receives ``scores_`` and returns the threshold.
     max_features : int, float, callable, "best", "1se" or None, default=None
         Keep at most this many of the features that pass the test and the
-        threshold, the best-ranked first: an int, a fraction of the features in (0, 1]
-        (at least one), or a callable on X returning an int. ``"best"`` or
+        threshold, the best-ranked first: an int ≥ 1, a fraction of the features
+        in (0, 1] (at least one), or a callable on X returning an int. ``"best"`` or
         ``"1se"``: k from a **refit curve** (``cv_results_``): per split,
         the features above ``threshold`` are ranked on its training rows
         alone, and the booster refitted on the top k is scored
@@ -467,7 +472,7 @@ class TreeInnerSelector(
         "scoring": [str, callable, None],
         "prefit": ["boolean"],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINTS,
         "verbose": ["verbose"],
     }
 
@@ -509,6 +514,13 @@ class TreeInnerSelector(
         self.verbose = verbose
 
     # -- fitting -----------------------------------------------------------------
+    def _validate_params(self):
+        # scikit-learn's message, and what to pass instead where users trip.
+        try:
+            super()._validate_params()
+        except InvalidParameterError as e:
+            raise with_hint(e, self.get_params(deep=False)) from None
+
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, sample_weight=None, *, groups=None, **fit_params):
         """Fit the booster on each training part and score features on held-out rows.

@@ -152,6 +152,29 @@ def test_a_cutoff_that_cannot_apply_is_refused_before_any_fit(fits, params, mess
     assert not fits
 
 
+# Issue 41: values users try, refused before any fit with what to pass instead
+# (cv=1 for one split raised without naming cv=None; n_jobs=0 reached joblib;
+# max_features=0 was accepted and only warned at transform).
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"cv": 1}, r"Got 1 instead\. For one split pass cv=None"),
+        ({"n_jobs": 0}, r"Got 0 instead\. n_jobs=None or 1 .* -1 uses every core"),
+        ({"max_features": 0}, r"Got 0 instead\. max_features=0 would keep no"),
+    ],
+)
+def test_values_users_try_are_refused_with_what_to_pass(fits, params, message):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, y = _data()
+    with pytest.raises(InvalidParameterError, match=message):
+        TreeInnerSelector(_small(), **params).fit(X, y)
+    assert not fits
+    # scikit-learn's own wording stays in front (its checks match on it)
+    with pytest.raises(InvalidParameterError, match="parameter of TreeInnerSelector"):
+        TreeInnerSelector(_small(), **params).fit(X, y)
+
+
 # Found by tests/test_fuzz_input.py: errors from inside the booster or scikit-learn.
 @pytest.mark.parametrize("cell", ["green", "pd.NA", {"a": 1}])
 def test_object_arrays_of_non_numbers_are_refused_before_any_fit(fits, cell):

@@ -272,7 +272,7 @@ def test_set_params_reselects_without_refitting():
 @pytest.mark.parametrize(
     "text, value",
     [
-        ("0", 0),
+        ("0", None),  # keeps nothing: refused (issue 41)
         ("1", 1),
         ("6", 6),
         ("0.5", 0.5),
