@@ -109,7 +109,7 @@ class TreeInnerSelector(
         float targets are numbers even when every value is whole. Pass
         ``y.astype(float)`` or a regressor to fit integers as numbers (with
         more than 20 distinct integers the default warns), a classifier to
-        fit float labels as classes.
+        fit float labels as classes (a float 0/1 target warns).
     attribution : {"predecomp", "treeshap"}, default="predecomp"
         Per-tree attribution in the inner product: PreDecomp (Def. 1) or each
         tree's own TreeSHAP (much slower). See :func:`tree_inner`.

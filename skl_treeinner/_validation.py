@@ -32,6 +32,7 @@ __all__ = [
     "constant_columns",
     "target_is_classes",
     "warn_many_integer_classes",
+    "warn_zero_one_floats",
     "check_params",
     "check_fit_input",
     "check_sample_weight",
@@ -579,6 +580,18 @@ def warn_many_integer_classes(y) -> None:
             f"a {n_classes}-class classifier (integer targets are class labels). "
             "For a numeric target pass y.astype(float), or a regressor as "
             "estimator.",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
+def warn_zero_one_floats(y) -> None:
+    """Say how to ask for classes when a 0/1 float target made a regression."""
+    if y.dtype.kind == "f" and np.isin(y, (0.0, 1.0)).all() and np.ptp(y) == 1:
+        warnings.warn(
+            "y holds only the values 0.0 and 1.0, as floats, so the default booster "
+            "fits a regression (float targets are numbers). For two classes pass "
+            "y.astype(int), or a classifier as estimator.",
             UserWarning,
             stacklevel=user_stacklevel(),
         )

@@ -4,6 +4,8 @@ Each test names the case of the issue it pins. "Before any fit" is checked by
 counting the booster's ``fit`` calls.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import xgboost as xgb
@@ -173,6 +175,23 @@ def test_values_users_try_are_refused_with_what_to_pass(fits, params, message):
     # scikit-learn's own wording stays in front (its checks match on it)
     with pytest.raises(InvalidParameterError, match="parameter of TreeInnerSelector"):
         TreeInnerSelector(_small(), **params).fit(X, y)
+
+
+def test_a_zero_one_float_target_warns_that_it_is_fitted_as_a_regression():
+    # Issue 41: a 0/1 float target was fitted as a regression without a word,
+    # where more than 20 distinct integers warn. The default booster only: a
+    # regressor the user passes is the user's choice.
+    X, y = _data()
+    labels = (y > 0).astype(float)
+    with pytest.warns(
+        UserWarning, match=r"only the values 0\.0 and 1\.0.*astype\(int\)"
+    ):
+        TreeInnerSelector(cv=None, random_state=0).fit(X, labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TreeInnerSelector(_small(), cv=None, random_state=0).fit(X, labels)
+        TreeInnerSelector(cv=None, random_state=0).fit(X, labels.astype(int))
+        TreeInnerSelector(cv=None, random_state=0).fit(X, np.where(labels, 2.0, 0.0))
 
 
 # Found by tests/test_fuzz_input.py: errors from inside the booster or scikit-learn.

@@ -33,6 +33,7 @@ from ..._validation import (
     is_pandas_df,
     is_polars_df,
     warn_many_integer_classes,
+    warn_zero_one_floats,
 )
 from .._base import CheckedInput, Engine, SplitRun
 from ._run import CrossFitRun, PrefitRun, Rows
@@ -97,8 +98,8 @@ class InMemory(Engine):
             plan.sample_weight,
             reader=reader_class(final) if final is base else None,
         )
-        if plan.estimator is None and classifier:
-            warn_many_integer_classes(y)
+        if plan.estimator is None:
+            (warn_many_integer_classes if classifier else warn_zero_one_floats)(y)
         y_fit = check_target_suits_estimator(y, classifier, final)
         if not classifier and not plan.prefit:
             reader = reader_class(final)
