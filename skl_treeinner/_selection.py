@@ -361,6 +361,8 @@ class SelectionMixin:
         >>> out.shape[1], "a" in out.columns
         (2, True)
         """
+        # Not fitted: say so first, before any warning about X's names.
+        check_is_fitted(self, "scores_")
         return engine_for(X).transform(self, X)
 
     def fit_transform(self, X, y=None, **fit_params):

@@ -194,6 +194,17 @@ def test_a_zero_one_float_target_warns_that_it_is_fitted_as_a_regression():
         TreeInnerSelector(cv=None, random_state=0).fit(X, np.where(labels, 2.0, 0.0))
 
 
+def test_transform_before_fit_says_only_that_it_is_not_fitted():
+    # Issue 41: a data frame warned about feature names before NotFittedError.
+    pd = pytest.importorskip("pandas")
+    from sklearn.exceptions import NotFittedError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(NotFittedError):
+            TreeInnerSelector().transform(pd.DataFrame({"a": [1.0, 2.0]}))
+
+
 # Found by tests/test_fuzz_input.py: errors from inside the booster or scikit-learn.
 @pytest.mark.parametrize("cell", ["green", "pd.NA", {"a": 1}])
 def test_object_arrays_of_non_numbers_are_refused_before_any_fit(fits, cell):
