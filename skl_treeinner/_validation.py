@@ -31,8 +31,6 @@ __all__ = [
     "check_target_spread",
     "constant_columns",
     "target_is_classes",
-    "warn_many_integer_classes",
-    "warn_zero_one_floats",
     "check_params",
     "check_fit_input",
     "check_sample_weight",
@@ -567,31 +565,3 @@ def constant_columns(X) -> np.ndarray | None:
         else values == first
     )
     return same.all(axis=0)
-
-
-def warn_many_integer_classes(y) -> None:
-    """Say how to ask for regression when integers made many classes."""
-    if y.dtype.kind not in "iu":
-        return
-    n_classes = np.unique(y).size
-    if n_classes > MANY_CLASSES:
-        warnings.warn(
-            f"y holds {n_classes} distinct integers, so the default booster fits "
-            f"a {n_classes}-class classifier (integer targets are class labels). "
-            "For a numeric target pass y.astype(float), or a regressor as "
-            "estimator.",
-            UserWarning,
-            stacklevel=user_stacklevel(),
-        )
-
-
-def warn_zero_one_floats(y) -> None:
-    """Say how to ask for classes when a 0/1 float target made a regression."""
-    if y.dtype.kind == "f" and np.isin(y, (0.0, 1.0)).all() and np.ptp(y) == 1:
-        warnings.warn(
-            "y holds only the values 0.0 and 1.0, as floats, so the default booster "
-            "fits a regression (float targets are numbers). For two classes pass "
-            "y.astype(int), or a classifier as estimator.",
-            UserWarning,
-            stacklevel=user_stacklevel(),
-        )

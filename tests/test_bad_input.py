@@ -194,6 +194,15 @@ def test_a_zero_one_float_target_warns_that_it_is_fitted_as_a_regression():
         TreeInnerSelector(cv=None, random_state=0).fit(X, np.where(labels, 2.0, 0.0))
 
 
+def test_a_constant_target_warns_that_nothing_can_be_kept():
+    # Issue 41: a constant y fitted and selected nothing without a word.
+    X, _ = _data()
+    with pytest.warns(UserWarning, match="y is constant") as record:
+        selector = TreeInnerSelector(cv=None, random_state=0).fit(X, np.full(300, 2.5))
+    assert record[0].filename == __file__  # at the user's line
+    assert not selector.get_support().any()
+
+
 def test_transform_before_fit_says_only_that_it_is_not_fitted():
     # Issue 41: a data frame warned about feature names before NotFittedError.
     pd = pytest.importorskip("pandas")

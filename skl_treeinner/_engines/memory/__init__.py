@@ -26,14 +26,13 @@ from ..._scoring import (
     shaped,
     treeshap_terms,
 )
+from ..._target_warnings import warn_about_target
 from ..._validation import (
     check_fit_input,
     check_target_scale,
     check_target_suits_estimator,
     is_pandas_df,
     is_polars_df,
-    warn_many_integer_classes,
-    warn_zero_one_floats,
 )
 from .._base import CheckedInput, Engine, SplitRun
 from ._run import CrossFitRun, PrefitRun, Rows
@@ -99,7 +98,7 @@ class InMemory(Engine):
             reader=reader_class(final) if final is base else None,
         )
         if plan.estimator is None:
-            (warn_many_integer_classes if classifier else warn_zero_one_floats)(y)
+            warn_about_target(y, classifier)
         y_fit = check_target_suits_estimator(y, classifier, final)
         if not classifier and not plan.prefit:
             reader = reader_class(final)
