@@ -243,15 +243,20 @@ def _with_columns_from(X, cols, rows):
         moved = X[np.asarray(rows)]  # row indexing keeps every stored entry
         take = np.zeros(X.shape[1], dtype=bool)
         take[cols] = True
-        data, indices, indptr = [], [], [0]
-        for c in range(X.shape[1]):
-            src = moved if take[c] else X
-            a, b = src.indptr[c], src.indptr[c + 1]
-            data.append(src.data[a:b])
-            indices.append(src.indices[a:b])
-            indptr.append(indptr[-1] + b - a)
+        # Each stored entry's column; X's entries of the other columns and the
+        # moved rows' entries of ``cols``, put back in column order (a stable
+        # sort keeps each column's entries as they were).
+        col_x = np.repeat(np.arange(X.shape[1]), np.diff(X.indptr))
+        col_m = np.repeat(np.arange(X.shape[1]), np.diff(moved.indptr))
+        keep_x, keep_m = ~take[col_x], take[col_m]
+        order = np.argsort(np.r_[col_x[keep_x], col_m[keep_m]], kind="stable")
+        counts = np.where(take, np.diff(moved.indptr), np.diff(X.indptr))
         out = sparse.csc_matrix(
-            (np.concatenate(data), np.concatenate(indices), np.asarray(indptr)),
+            (
+                np.r_[X.data[keep_x], moved.data[keep_m]][order],
+                np.r_[X.indices[keep_x], moved.indices[keep_m]][order],
+                np.r_[0, np.cumsum(counts)],
+            ),
             shape=X.shape,
         )
         return out.asformat(fmt)
