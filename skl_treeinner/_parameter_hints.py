@@ -33,6 +33,10 @@ def _int_below(bound):
     return applies
 
 
+def _is_zero(value):
+    return value == 0 and not isinstance(value, bool)
+
+
 #: What to pass instead, for values of the selector's parameters that users
 #: try and the constraints refuse: (parameter, does it apply, the hint).
 PARAMETER_HINTS = (
@@ -44,12 +48,12 @@ PARAMETER_HINTS = (
     ),
     (
         "n_jobs",
-        lambda value: value == 0 and not isinstance(value, bool),
+        _is_zero,
         "n_jobs=None or 1 runs one split at a time, -1 uses every core.",
     ),
     (
         "max_features",
-        lambda value: value == 0 and not isinstance(value, bool),
+        _is_zero,
         "max_features=0 would keep no feature; None keeps every feature that "
         "passes the test.",
     ),
