@@ -1,19 +1,20 @@
 """Plot held-out TreeInner scores, and how they build up as trees are added.
 
-On the paper's simulated classification data (50 features, 5 relevant):
+On scikit-learn's breast cancer data (30 real columns with their real names,
+569 rows) with 6 injected noise columns whose names say what they are: two
+shuffled copies of real columns, two Gaussian columns and two record codes:
 
-1. ``plot_scores``: a TreeInnerSelector with 3 chained folds; one bar per
-   feature (the 20 best), ± one standard error (``scores_se_``), the
-   threshold (0), the selected features (the default: p < min(0.05, 1/50)) in
-   color and, beside each bar, its p-value adjusted as the selector's
-   ``control`` asks.
+1. ``plot_scores``: a TreeInnerSelector with the default 5 chained folds; one
+   bar per feature, ± one standard error (``scores_se_``), the resampled score
+   the test of the column compares with (black ticks), the threshold (0), the
+   selected features in color and, right of the axes, each feature's p-value
+   adjusted as the selector's ``control`` asks.
 2. ``plot_score_path``: one XGBoost model fitted on half of the rows and scored
-   on the other half, iteration by iteration. The relevant features (marked
-   ``*``) climb; the noise features the model splits on drift below zero as
-   trees are added (the paper's Figure 3, for one model).
+   on the other half, iteration by iteration: the 6 columns of highest and the
+   3 of lowest final score (the paper's Figure 3, for one model).
 3. ``plot_scores`` of a selector fitted with ``feature_groups``: one bar per
-   group (``make_feature_families("lags")``: two relevant and three irrelevant
-   blocks of 8 lags).
+   measurement (its mean, standard error and worst value together), and one
+   for the noise columns.
 
 Run: python examples/plot_scores.py [OUTPUT_DIR]
 (default: a new temporary directory). The pictures in docs/plots.md come from
@@ -28,68 +29,67 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xgboost as xgb  # noqa: E402
+from sklearn.datasets import load_breast_cancer  # noqa: E402
+from sklearn.utils import shuffle  # noqa: E402
 
 from skl_treeinner import TreeInnerSelector, tree_inner  # noqa: E402
-from skl_treeinner.datasets import (  # noqa: E402
-    make_feature_families,
-    make_paper_simulation,
-)
 from skl_treeinner.plotting import plot_score_path, plot_scores  # noqa: E402
 
 out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp())
 out.mkdir(parents=True, exist_ok=True)
 
-X, y, relevant = make_paper_simulation("classification", random_state=0)
+X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+X, y = shuffle(X, y, random_state=0)  # the file's rows come sorted by class
+rng = np.random.default_rng(0)
+noise = {
+    "shuffled worst radius (noise)": rng.permutation(X["worst radius"].to_numpy()),
+    "shuffled mean texture (noise)": rng.permutation(X["mean texture"].to_numpy()),
+    "gaussian noise 1": rng.normal(size=len(X)),
+    "gaussian noise 2": rng.normal(size=len(X)),
+    "record code (200 levels, noise)": rng.integers(0, 200, size=len(X)),
+    "clinic code (12 levels, noise)": rng.integers(0, 12, size=len(X)),
+}
+X = X.assign(**noise)
 
 
 def booster():
     return xgb.XGBClassifier(
-        n_estimators=150, learning_rate=0.05, max_depth=4, n_jobs=1, random_state=0
+        n_estimators=100, learning_rate=0.1, max_depth=3, n_jobs=1, random_state=0
     )
 
 
-# 1. Held-out scores of a selector, summed over 3 chained folds (2 splits).
-selector = TreeInnerSelector(booster(), cv=3, random_state=0).fit(X, y)
-_, ax = plt.subplots(figsize=(12, 6.5), layout="constrained")
-ax = plot_scores(selector, top=20, pvalues=True, ax=ax)
+# 1. Held-out scores of a selector, summed over the chained folds.
+selector = TreeInnerSelector(booster(), random_state=0).fit(X, y)
+ax = plot_scores(selector, pvalues=True)
 ax.figure.savefig(out / "plot-scores.png", dpi=100, bbox_inches="tight")
-kept = np.flatnonzero(selector.support_)
-print(f"selected {kept.size} features: {kept.tolist()}")
-print(f"relevant features: {np.flatnonzero(relevant).tolist()}")
+kept = selector.get_feature_names_out()
+print(f"selected {kept.size} of {X.shape[1]} columns, noise among them:")
+print(f"  {[name for name in kept if name in noise]}")
 
-# 2. Score paths of one model on its held-out half: the relevant features and
-#    the four noise features with the lowest final score.
+# 2. Score paths of one model on its held-out half.
 half = X.shape[0] // 2
-model = booster().fit(X[:half], y[:half])
-final = tree_inner(model, X[half:], y[half:])
-noise = np.flatnonzero(~relevant)
-lowest_noise = noise[np.argsort(final[noise])[:4]]
-names = [f"x{j} *" if relevant[j] else f"x{j}" for j in range(X.shape[1])]
-ax = plot_score_path(
-    model,
-    X[half:],
-    y[half:],
-    features=[*np.flatnonzero(relevant), *lowest_noise],
-    feature_names=names,
-)
+model = booster().fit(X.iloc[:half], y.iloc[:half])
+final = tree_inner(model, X.iloc[half:], y.iloc[half:])
+order = np.argsort(-final)
+shown = [*order[:6], *order[-3:]]  # the 6 highest and the 3 lowest final scores
+ax = plot_score_path(model, X.iloc[half:], y.iloc[half:], features=shown)
 ax.figure.savefig(out / "plot-score-path.png", dpi=100, bbox_inches="tight")
-print(f"noise features ending lowest: {lowest_noise.tolist()}")
+print(f"columns ending lowest on the held-out half: {X.columns[order[-3:]].tolist()}")
 
-# 3. Feature groups: one bar per block of lags.
-X, y, relevant, groups = make_feature_families(
-    "lags", n_relevant=2, n_irrelevant=3, random_state=0
-)
-grouped = TreeInnerSelector(
-    xgb.XGBRegressor(n_estimators=300, learning_rate=0.02, max_depth=3, n_jobs=1),
-    feature_groups=groups,
-    random_state=0,
-).fit(X, y)
+# 3. Feature groups: one bar per measurement, one for the noise.
+measures = [name.removeprefix("mean ") for name in X if name.startswith("mean ")]
+groups = {
+    measure: [f"mean {measure}", f"{measure} error", f"worst {measure}"]
+    for measure in measures
+}
+groups["noise columns"] = list(noise)
+grouped = TreeInnerSelector(booster(), feature_groups=groups, random_state=0)
+grouped.fit(X, y)
 ax = plot_scores(grouped, pvalues=True)
 ax.figure.savefig(out / "plot-scores-groups.png", dpi=100, bbox_inches="tight")
 print(
     f"kept groups: {[g for g, c in grouped.groups_.items() if grouped.support_[c[0]]]}"
 )
-print(f"wrote plot-scores.png, plot-score-path.png and plot-scores-groups.png to {out}")
+print("wrote plot-scores.png, plot-score-path.png and plot-scores-groups.png")

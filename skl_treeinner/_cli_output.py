@@ -10,35 +10,39 @@ from pathlib import Path
 
 from ._readers import LIBRARIES
 
-__all__ = ["save_plot", "version_line"]
+__all__ = ["draw_plot", "save_plot", "version_line"]
 
 
 def save_plot(selector, path: Path, target: str) -> None:
-    """Draw ``--plot``: the scores, and below them the refit curve if fitted."""
+    """Save ``--plot``: the figure of :func:`draw_plot`."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    figure = draw_plot(selector, target)
+    figure.savefig(path, dpi=150, bbox_inches="tight")
+    plt.close(figure)
+
+
+def draw_plot(selector, target: str):
+    """Draw the scores, and below them the refit curve if fitted; return the figure."""
+    import matplotlib.pyplot as plt
+
+    from ._plot_parts import AUTO_TOP
     from .plotting import plot_refit_curve, plot_scores
 
     if getattr(selector, "cv_results_", None) is None:
         ax = plot_scores(selector)
-    else:
+    else:  # two subfigures: each plot lays out its own panel and legend
         bars = len(getattr(selector, "group_scores_", selector.scores_))
-        height = min(max(2.0, 0.25 * bars), 12.0)  # as plot_scores sizes itself
-        _, (ax, curve) = plt.subplots(
-            2,
-            1,
-            figsize=(6.4, height + 3.2),
-            height_ratios=[height, 3.2],
-            layout="constrained",
-        )
-        plot_scores(selector, ax=ax)
-        plot_refit_curve(selector, ax=curve)
+        height = 2.0 + 0.24 * min(bars, AUTO_TOP + 1)  # as plot_scores sizes itself
+        figure = plt.figure(figsize=(10.0, height + 3.6), layout="constrained")
+        top, bottom = figure.subfigures(2, 1, height_ratios=[height, 3.6])
+        ax = plot_scores(selector, ax=top.subplots())
+        plot_refit_curve(selector, ax=bottom.subplots())
     ax.set_title(f"held-out TreeInner scores for {target!r}")
-    ax.figure.savefig(path, dpi=150, bbox_inches="tight")
-    plt.close(ax.figure)
+    return ax.figure.figure or ax.figure  # the root, where ax is in a subfigure
 
 
 def version_line() -> str:

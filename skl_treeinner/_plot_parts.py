@@ -13,6 +13,7 @@ import numpy as np
 
 from ._cutoff import describe_rule, resolve_max_features
 from ._optional import import_optional
+from ._plot_layout import shorten
 from ._report import format_pvalue
 from ._validation import check_params
 
@@ -20,7 +21,6 @@ __all__ = [
     "bars",
     "check_score_options",
     "check_top",
-    "new_axes",
     "null_ticks",
     "pyplot",
     "rule_text",
@@ -35,18 +35,23 @@ def pyplot():
     )
 
 
-def new_axes(plt, ax, height, width=6.4):
-    if ax is not None:
-        return ax
-    _, ax = plt.subplots(figsize=(width, height), layout="constrained")
-    return ax
+#: With ``top="auto"``, every bar is drawn up to this many ...
+AUTO_ALL = 40
+#: ... and above it the best this many.
+AUTO_TOP = 30
 
 
-def check_top(top, name="top"):
+def check_top(top, name="top", n_bars=None):
+    """Return ``top`` as an int or None; "auto" (where ``n_bars`` is given)."""
     if top is None:
         return None
+    if n_bars is not None and isinstance(top, str) and top == "auto":
+        return None if n_bars <= AUTO_ALL else AUTO_TOP
     if isinstance(top, bool) or not isinstance(top, Integral) or top < 1:
-        raise ValueError(f"{name} must be a positive int or None, got {top!r}.")
+        allowed = "a positive int, 'auto' or None"
+        if n_bars is None:
+            allowed = "a positive int or None"
+        raise ValueError(f"{name} must be {allowed}, got {top!r}.")
     return int(top)
 
 
@@ -84,6 +89,9 @@ def check_score_options(grouped, *, sort, error_bars, pvalues, by_group) -> bool
 def bars(selector, by_group):
     """Return what the bars show: scores, s.e., kept, names, p-values, unit, null.
 
+    ``names``: shortened to :data:`~skl_treeinner._plot_layout.MAX_NAME`
+    characters, a group's before its number of columns.
+
     ``null``: the resampled scores the test of a column compares with
     (``null_scores_``, ``group_null_scores_``), or None.
     """
@@ -91,7 +99,7 @@ def bars(selector, by_group):
     if by_group:
         members = list(selector.groups_.values())
         names = [
-            f"{name} ({len(cols)})" if len(cols) > 1 else str(name)
+            f"{shorten(name)} ({len(cols)})" if len(cols) > 1 else shorten(name)
             for name, cols in selector.groups_.items()
         ]
         return (
@@ -111,7 +119,7 @@ def bars(selector, by_group):
         scores,
         np.asarray(selector.scores_se_, dtype=np.float64),
         support,
-        [str(name) for name in names],
+        [shorten(name) for name in names],
         getattr(selector, "pvalues_adjusted_", selector.pvalues_),
         "features",
         _floats(getattr(selector, "null_scores_", None)),
@@ -157,21 +165,16 @@ def rule_text(selector, n_units, grouped) -> str:
     return rule
 
 
-def write_pvalues(ax, adjusted, label, reach, shown, pos):
-    """Write each shown bar's p-value (adjusted as ``control`` asks) at its right.
+def write_pvalues(ax, adjusted, label, shown, pos):
+    """Write the shown bars' p-values (adjusted as ``control`` asks) right of the axes.
 
-    ``reach`` is where each bar (with its error bar) ends on the right.
+    A secondary y axis holds them as tick labels, level with their bars: in
+    the layout, and never over a bar, an error bar or the legend.
     """
-    right = np.maximum(reach[shown], 0.0)
-    pad = 0.01 * max(float(np.max(np.abs(reach[shown]))), 1e-300)
-    for x, y, j in zip(right, pos, shown, strict=True):
-        ax.text(
-            x + pad,
-            y,
-            f"{label} {format_pvalue(adjusted[j])}",
-            va="center",
-            ha="left",
-            fontsize="x-small",
-            gid="pvalue",
-        )
-    ax.margins(x=0.15)
+    column = ax.secondary_yaxis("right")
+    column.set_gid("pvalue")
+    column.set_yticks(
+        pos, labels=[f"{label} {format_pvalue(adjusted[j])}" for j in shown]
+    )
+    column.tick_params(axis="y", length=0, labelsize="x-small")
+    return column

@@ -20,11 +20,11 @@ from sklearn.utils.validation import check_is_fitted
 from ._cutoff import adjusts
 from ._engines import engine_for
 from ._plan import is_classifier
+from ._plot_layout import axes_for, place_legend, scale_axis, shorten
 from ._plot_parts import (
     bars,
     check_score_options,
     check_top,
-    new_axes,
     null_ticks,
     pyplot,
     rule_text,
@@ -49,7 +49,7 @@ def plot_scores(
     selector,
     *,
     ax=None,
-    top=None,
+    top="auto",
     sort=True,
     error_bars=True,
     pvalues=False,
@@ -81,19 +81,22 @@ def plot_scores(
         ``split_scores_``, ``support_`` and ``threshold_`` in the same
         layout).
     ax : matplotlib Axes, default=None
-        Where to draw; a new figure, sized to the number of bars, if None.
-    top : int, default=None
-        Show only the ``top`` highest-scoring features; all if None.
+        Where to draw; a new figure, sized to the number of bars and the
+        length of their names, if None.
+    top : int, "auto" or None, default="auto"
+        Show only the ``top`` highest-scoring features, and a last row that
+        says how many more there are and how many of them are selected.
+        "auto": all up to 40 features, else the best 30. None: all.
     sort : bool, default=True
         Order bars by score, the highest at the top; if False, in column
         order (the first column at the top).
     error_bars : bool, default=True
         Draw ± one standard error (``scores_se_``) around each score.
     pvalues : bool, default=False
-        Write beside each bar the p-value the selection compared with
-        ``alpha``: ``pvalues_adjusted_``, labelled ``adj. p`` where
-        ``control`` changes it for this many features (as the command line's
-        column), else ``p``.
+        Write in a column right of the axes, level with each bar, the p-value
+        the selection compared with ``alpha``: ``pvalues_adjusted_``,
+        labelled ``adj. p`` where ``control`` changes it for this many
+        features (as the command line's column), else ``p``.
     by_group : bool or None, default=None
         One bar per feature group (``group_scores_``, ``group_scores_se_``,
         ``group_pvalues_adjusted_``; labelled with the group's name and its
@@ -107,7 +110,8 @@ def plot_scores(
     -------
     ax : matplotlib Axes
         The axes drawn on. ``ax.containers[0]`` holds the bars, top to
-        bottom.
+        bottom. The x label says below the axis which rule selected the
+        colored bars.
 
     Raises
     ------
@@ -125,7 +129,14 @@ def plot_scores(
     Notes
     -----
     Feature names come from ``feature_names_in_`` when the selector was
-    fitted on a DataFrame with string column names, else ``x0, x1, ...``.
+    fitted on a DataFrame with string column names, else ``x0, x1, ...``;
+    names over 40 characters are shortened in the middle.
+
+    The legend stands beside the axes when the plot owns its figure: a new
+    one, or a figure of the user's whose only axes is ``ax`` (given a
+    constrained layout if it has no layout engine). In a figure shared with
+    other axes it goes inside the axes, where it hides the least; lay such a
+    figure out with ``layout="constrained"``.
     A feature can score above the threshold and still not be selected when
     ``max_features`` cut it; its bar is then in ``other_color``.
 
@@ -153,7 +164,6 @@ def plot_scores(
     'x0'
     """
     check_is_fitted(selector, _FITTED)
-    top = check_top(top)
     grouped = getattr(selector, "_feature_groups", None) is not None
     by_group = check_score_options(
         grouped, sort=sort, error_bars=error_bars, pvalues=pvalues, by_group=by_group
@@ -161,19 +171,17 @@ def plot_scores(
     plt = pyplot()
     from matplotlib.patches import Patch
 
-    threshold = float(selector.threshold_)
-    n_splits = np.asarray(selector.split_scores_).shape[0]
     scores, se, support, names, adjusted_p, unit, null = bars(selector, by_group)
-
+    top = check_top(top, n_bars=scores.size)
     by_score = np.argsort(-scores, kind="mergesort")
     shown = by_score[:top] if top is not None else by_score
+    rest = by_score[shown.size :]
     if not sort:
         shown = np.sort(shown)
     n = shown.size
     spread = se if error_bars else None
-
-    # wider than the default: the legend stands beside the bars
-    ax = new_axes(plt, ax, height=min(1.2 + 0.24 * n, 60.0), width=8.0)
+    size = _scores_figsize(n + (rest.size > 0), [names[j] for j in shown], pvalues)
+    ax, owned = axes_for(plt, ax, *size)
     pos = np.arange(n)[::-1]  # first shown at the top
     colors = np.where(support[shown], selected_color, other_color).tolist()
     ax.barh(pos, scores[shown], color=colors, height=0.7, gid="scores")
@@ -184,13 +192,12 @@ def plot_scores(
         getattr(selector, "alpha", None),
         n_units,
     ) and (by_group or not grouped)
-    rule = rule_text(selector, n_units, grouped)
+    rule = f"Selected: {rule_text(selector, n_units, grouped)}."
     if grouped and not by_group:  # columns kept or dropped with their group
-        rule = f"with their group, whose\n{rule}"
+        rule = f"Selected with their group, whose {rule[len('Selected: ') :]}"
         adjusted_p = selector.pvalues_
-    selected = f"selected ({int(support.sum())}):\n{rule}"
     handles = [
-        Patch(color=selected_color, label=selected),
+        Patch(color=selected_color, label=f"selected ({int(support.sum())})"),
         Patch(color=other_color, label=f"not selected ({int((~support).sum())})"),
     ]
     if spread is not None:
@@ -209,6 +216,7 @@ def plot_scores(
         )
     if null is not None:  # the test of a column compares with these
         handles.append(null_ticks(ax, null[shown], pos))
+    threshold = float(selector.threshold_)
     handles.append(
         ax.axvline(
             threshold,
@@ -219,26 +227,36 @@ def plot_scores(
             gid="threshold",
         )
     )
+    labels = [names[j] for j in shown]
+    if rest.size:  # say what the cut hides, and whether any of it is kept
+        kept = int(support[rest].sum())
+        labels.append(f"… and {rest.size} more ({kept or 'none'} selected)")
+        pos = np.append(pos, -1)
+    ax.set_yticks(pos, labels=labels)
+    if rest.size:
+        ax.get_yticklabels()[-1].set_fontstyle("italic")
+    ax.set_ylim(pos[-1] - 0.6, n - 0.4)
     if pvalues:
-        reach = scores if spread is None else scores + spread
-        write_pvalues(ax, adjusted_p, "adj. p" if adjusted else "p", reach, shown, pos)
-    ax.set_yticks(pos, labels=[names[j] for j in shown])
-    ax.set_ylim(-0.6, n - 0.4)
+        write_pvalues(ax, adjusted_p, "adj. p" if adjusted else "p", shown, pos[:n])
+    n_splits = np.asarray(selector.split_scores_).shape[0]
     splits = "1 split" if n_splits == 1 else f"sum over {n_splits} splits"
-    ax.set_xlabel(f"held-out TreeInner score ({splits})")
+    scale_axis(ax, "x", f"held-out TreeInner score ({splits})", caption=rule)
     title = "TreeInner scores"
-    if top is not None and top < scores.size:
+    if rest.size:
         title += f" (top {n} of {scores.size} {unit})"
     elif by_group:
         title += f" of {scores.size} feature groups"
     ax.set_title(title)
-    # Beside the axes, so that it hides no bar and no p-value (a figure made
-    # here keeps it in view with its constrained layout).
-    ax.legend(
-        handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small"
-    )
+    place_legend(ax, owned, handles)
     ax.grid(axis="x", alpha=0.3)
     return ax
+
+
+def _scores_figsize(rows, names, pvalues):
+    """(width, height) in inches of a bar chart with these rows and names."""
+    longest = max((len(name) for name in names), default=2)
+    width = min(5.6 + 0.075 * max(longest, 12) + (0.9 if pvalues else 0.0), 11.0)
+    return min(2.0 + 0.24 * max(rows, 4), 60.0), width
 
 
 def plot_score_path(
@@ -365,18 +383,18 @@ def plot_score_path(
     else:
         shown = _resolve_features(features, names)
 
-    ax = new_axes(plt, ax, height=4.2)
+    longest = max((len(shorten(names[j])) for j in shown), default=2)
+    ax, owned = axes_for(plt, ax, 4.2, width=min(6.4 + 0.07 * longest, 10.0))
     iterations = np.arange(1, n_iter + 1)
     for j in shown:
-        ax.plot(iterations, cumulative[:, j], label=names[j], linewidth=1.4)
+        ax.plot(iterations, cumulative[:, j], label=shorten(names[j]), linewidth=1.4)
     ax.axhline(0.0, color="k", linestyle=":", linewidth=1.0, gid="zero")
     ax.set_xlabel("boosting iterations")
-    ax.set_ylabel("cumulative TreeInner score")
     ax.set_xlim(1, max(n_iter, 2))
+    scale_axis(ax, "y", "cumulative TreeInner score")
     ax.set_title(f"TreeInner score as trees are added ({attribution})")
-    ax.legend(
-        loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False
-    )
+    lines = [line for line in ax.lines if line.get_gid() != "zero"]
+    place_legend(ax, owned, lines, frameon=False)
     ax.grid(alpha=0.3)
     return ax
 
@@ -423,7 +441,7 @@ def plot_refit_curve(selector, *, ax=None, color="tab:blue"):
             "or '1se' to draw one."
         )
     plt = pyplot()
-    ax = new_axes(plt, ax, 4.0)
+    ax, owned = axes_for(plt, ax, 4.0, width=8.0)
     ks = np.asarray(results["n_features"])
     mean = np.asarray(results["mean_test_score"])
     se = curve_standard_error(results)
@@ -442,9 +460,9 @@ def plot_refit_curve(selector, *, ax=None, color="tab:blue"):
         ("feature groups" if grouped else "features") + " kept (the k best-ranked)"
     )
     scoring = scoring_name(selector.scoring, is_classifier(selector.estimator_))
-    ax.set_ylabel(f"held-out {scoring} of the refit booster")
+    scale_axis(ax, "y", f"held-out {scoring}\nof the refit booster")
     ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.legend(loc="lower right", framealpha=0.9)
+    place_legend(ax, owned, framealpha=0.9)
     return ax
 
 

@@ -386,8 +386,8 @@ def test_plot_of_columns_of_a_grouped_selector_says_the_group_decides():
         _booster(), feature_groups={"pair": [1, 2]}, max_features=2
     ).fit(X, y)
     ax = plot_scores(selector, by_group=False)
-    label = ax.get_legend().get_texts()[0].get_text()
-    assert "with their group" in label and "at most 2 groups" in label
+    label = " ".join(ax.get_xlabel().split())  # the rule, under the axis
+    assert "Selected with their group" in label and "at most 2 groups" in label
     import matplotlib.pyplot as plt
 
     plt.close("all")

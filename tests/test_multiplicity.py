@@ -202,16 +202,17 @@ def test_plot_scores_names_the_rule():
 
     X, y = _wide(m=40)
     selector = TreeInnerSelector(_small(), cv=2, control="expected_false").fit(X, y)
-    legend = [t.get_text() for t in plot_scores(selector).get_legend().get_texts()]
-    assert legend[0] == (
-        f"selected ({selector.support_.sum()}):\np < 0.025 = min(0.05, 1/40): at "
-        "most 1 false pick expected and score > threshold"
+    rule = " ".join(plot_scores(selector).get_xlabel().split("\n", 1)[1].split())
+    assert rule == (
+        "Selected: p < 0.025 = min(0.05, 1/40): at most 1 false pick expected "
+        "and score > threshold."
     )
     # pvalues=True writes the adjusted p-value the selection used beside each bar
     from skl_treeinner._report import format_pvalue
 
     ax = plot_scores(selector, pvalues=True, top=5)
-    texts = [t.get_text() for t in ax.texts if t.get_gid() == "pvalue"]
+    (column,) = [a for a in ax.child_axes if a.get_gid() == "pvalue"]
+    texts = [t.get_text() for t in column.get_yticklabels()]
     best = np.argsort(-selector.scores_, kind="mergesort")[:5]
     assert texts == [
         f"adj. p {format_pvalue(selector.pvalues_adjusted_[j])}" for j in best
@@ -223,7 +224,6 @@ def test_plot_scores_names_the_rule():
     # the per-feature rule, and the values are plain p.
     selector.set_params(alpha=0.01)
     ax = plot_scores(selector, pvalues=True)
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    k = selector.support_.sum()
-    assert legend[0] == f"selected ({k}):\np < 0.01 and score > threshold"
-    assert all(t.get_text().startswith("p ") for t in ax.texts)
+    assert ax.get_xlabel().endswith("\nSelected: p < 0.01 and score > threshold.")
+    (column,) = ax.child_axes
+    assert all(t.get_text().startswith("p ") for t in column.get_yticklabels())

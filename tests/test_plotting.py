@@ -54,6 +54,11 @@ def _bars(ax):
     return sorted(rows, key=lambda row: -row[2])
 
 
+def _legend(ax):
+    """The plot's legend: the figure's when the plot owns it, else the axes'."""
+    return ax.get_legend() or ax.figure.legends[-1]
+
+
 def _threshold_line(ax):
     lines = [line for line in ax.lines if line.get_gid() == "threshold"]
     assert len(lines) == 1
@@ -77,10 +82,12 @@ def test_bars_are_the_scores_sorted_and_colored(selector):
     x = _threshold_line(ax).get_xdata()
     assert x[0] == x[1] == pytest.approx(selector.threshold_)
     assert selector.threshold_ == pytest.approx(np.median(scores))
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    # Issue 28: the rule is said, so a grey bar past the threshold is explained.
+    legend = [t.get_text() for t in _legend(ax).get_texts()]
+    # Issue 28: the rule is said, so a grey bar past the threshold is explained;
+    # issue 41: under the axis, where a long rule has room.
     k = selector.support_.sum()
-    assert legend[0] == f"selected ({k}):\np < 0.05 and score > threshold"
+    assert legend[0] == f"selected ({k})"
+    assert ax.get_xlabel().endswith("\nSelected: p < 0.05 and score > threshold.")
     assert any(t.startswith("threshold = ") for t in legend)
 
 
@@ -88,7 +95,7 @@ def test_the_legend_covers_no_bar(selector):
     for n_shown in (2, 6):
         ax = plot_scores(selector, top=n_shown)
         ax.figure.canvas.draw()
-        box = ax.get_legend().get_window_extent()
+        box = _legend(ax).get_window_extent()
         for bar in ax.patches:
             assert not box.overlaps(bar.get_window_extent())
         plt.close(ax.figure)
@@ -196,7 +203,7 @@ def test_path_ends_at_tree_inner(held_out, attribution):
         assert line.get_ydata()[-1] == pytest.approx(final[j], rel=1e-9, abs=1e-9)
     zero = [line for line in ax.lines if line.get_gid() == "zero"]
     assert len(zero) == 1 and list(zero[0].get_ydata()) == [0, 0]
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    legend = [t.get_text() for t in _legend(ax).get_texts()]
     assert legend == [f"x{j}" for j in top4]
 
 

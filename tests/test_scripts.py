@@ -92,9 +92,30 @@ def test_cli_help_and_bad_args():
     assert out.returncode == 2 and "--rows must be at least 100" in out.stderr
 
 
+def _quoted_outputs():
+    """{example name: its output as the docs quote it}, as example_outputs reads it."""
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    try:
+        from example_outputs import BLOCK, PAGES
+    finally:
+        sys.path.pop(0)
+    quoted = {}
+    for page in PAGES:
+        for match in BLOCK.finditer(page.read_text()):
+            quoted[match["name"] or match["other"]] = match["output"]
+    return quoted
+
+
 @pytest.mark.parametrize("script", sorted((ROOT / "examples").glob("*.py")))
-def test_examples_run(script):
-    run(str(script))
+def test_examples_run_and_print_what_the_docs_quote(script):
+    out = run(str(script)).rstrip("\n")
+    quoted = _quoted_outputs().get(script.stem)
+    if quoted is not None and out != quoted:
+        pytest.fail(
+            f"examples/{script.name} no longer prints what the docs quote; if the "
+            f"change is right, run: python docs/_ext/example_outputs.py "
+            f"{script.stem}\n--- quoted\n{quoted}\n--- printed\n{out}"
+        )
 
 
 def test_refit_curve_null_benchmark_quick():

@@ -1,10 +1,12 @@
 """Run the examples docs/examples.md shows and write each one's output under it.
 
-The page includes every example with ``--8<-- "examples/NAME.py"`` and quotes
-its output in the next ````` ```text ````` block after "Output:". This script
-runs each example (from the repository root, as the page says to) and puts
-its standard output in that block, so that the quoted outputs are generated,
-never typed.
+docs/examples.md includes every example with ``--8<-- "examples/NAME.py"``
+and quotes its output in the next ````` ```text ````` block after "Output:";
+another page (docs/plots.md) quotes an example's output in the
+````` ```text ````` block after ``<!-- output of examples/NAME.py -->``. This
+script runs each example (from the repository root, as the pages say to) and
+puts its standard output in that block, so that the quoted outputs are
+generated, never typed.
 
 Usage::
 
@@ -22,9 +24,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = ROOT / "docs" / "examples.md"
+PAGES = [ROOT / "docs" / "examples.md", ROOT / "docs" / "plots.md"]
 BLOCK = re.compile(
-    r'(--8<-- "examples/(?P<name>\w+)\.py"\n```\n\nOutput:\n\n```text\n)'
+    r'((?:--8<-- "examples/(?P<name>\w+)\.py"\n```\n\nOutput:\n\n'
+    r"|<!-- output of examples/(?P<other>\w+)\.py -->\n)```text\n)"
     r"(?P<output>.*?)(\n```)",
     re.S,
 )
@@ -33,12 +36,14 @@ BLOCK = re.compile(
 def main(argv=None):
     """Run the examples (those named in ``argv``, or all) and rewrite the page."""
     only = set(sys.argv[1:] if argv is None else argv)
-    text = PAGE.read_text()
+    outputs = {}
 
     def run(match):
-        name = match["name"]
+        name = match["name"] or match["other"]
         if only and name not in only:
             return match[0]
+        if name in outputs:
+            return match[1] + outputs[name] + match[5]
         print(f"running examples/{name}.py", flush=True)
         out = subprocess.run(
             [sys.executable, f"examples/{name}.py"],
@@ -48,10 +53,12 @@ def main(argv=None):
         )
         if out.returncode:
             sys.exit(f"examples/{name}.py failed:\n{out.stderr}")
-        return match[1] + out.stdout.rstrip("\n") + match[4]
+        outputs[name] = out.stdout.rstrip("\n")
+        return match[1] + outputs[name] + match[5]
 
-    PAGE.write_text(BLOCK.sub(run, text))
-    print(f"wrote {PAGE.relative_to(ROOT)}")
+    for page in PAGES:
+        page.write_text(BLOCK.sub(run, page.read_text()))
+        print(f"wrote {page.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,103 @@
+"""How :mod:`skl_treeinner.plotting`'s figures keep every text in view.
+
+- Names longer than :data:`MAX_NAME` characters are shortened in the middle.
+- A plot that owns its figure (one it made, or a user's figure that holds
+  only its axes) puts the legend beside the axes, in the figure's
+  constrained layout; in a figure shared with other axes the legend goes
+  inside the axes where it hides the least.
+- Long rule texts are wrapped to the figure's width.
+- Numbers of 10,000 and over (or under 0.01) are written scaled, with the
+  power of ten in the axis label, not in an offset text that collides with
+  the label or the title.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+__all__ = [
+    "MAX_NAME",
+    "axes_for",
+    "place_legend",
+    "scale_axis",
+    "shorten",
+    "wrap_to_axes",
+]
+
+#: Longest name shown whole; longer ones keep their start and end.
+MAX_NAME = 40
+
+
+def shorten(name, width: int = MAX_NAME) -> str:
+    """Return ``name`` as str, cut in the middle to ``width`` characters."""
+    name = str(name)
+    if len(name) <= width:
+        return name
+    head = width // 2
+    tail = width - 1 - head
+    return f"{name[:head]}…{name[len(name) - tail :]}"
+
+
+def axes_for(plt, ax, height, width=6.4):
+    """Return ``(ax, owned)``: the axes to draw on, and whether it owns a figure.
+
+    A new figure (``ax=None``) is made with a constrained layout. A user's
+    figure (or subfigure) whose only axes is ``ax`` is owned too; if it has
+    no layout engine it gets a constrained one, so that long tick labels and
+    the legend stay in view. In any other figure the plot lays out only its
+    axes' contents.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(width, height), layout="constrained")
+        return ax, True
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    figure = ax.figure
+    root = getattr(figure, "figure", figure) or figure
+    alone = [a for a in figure.axes if a is not ax] == []
+    if alone and root.get_layout_engine() is None and len(root.axes) == 1:
+        root.set_layout_engine("constrained")
+    return ax, alone and isinstance(root.get_layout_engine(), ConstrainedLayoutEngine)
+
+
+def place_legend(ax, owned, handles=None, **kwargs):
+    """Beside the axes when the plot owns its figure, else inside where best."""
+    if handles is None:
+        handles = ax.get_legend_handles_labels()[0]
+    if owned:
+        return ax.figure.legend(
+            handles=handles, loc="outside right upper", fontsize="small", **kwargs
+        )
+    return ax.legend(handles=handles, loc="best", fontsize="small", **kwargs)
+
+
+def wrap_to_axes(text: str, ax, fontsize_pt: float = 10.0) -> str:
+    """Wrap ``text`` to about the width the axes has before any layout."""
+    box = ax.get_window_extent()
+    width_pt = 0.9 * box.width / ax.figure.dpi * 72.0
+    chars = max(30, int(width_pt / (0.6 * fontsize_pt)))
+    return "\n".join(
+        textwrap.fill(part, chars, break_on_hyphens=False) for part in text.split("\n")
+    )
+
+
+def scale_axis(ax, which: str, label: str, caption: str | None = None) -> None:
+    """Label an axis; write its ticks scaled when its numbers are large or small.
+
+    Call after the data are drawn: the scale follows the view limits. The
+    power of ten joins ``label``; ``caption`` (wrapped) goes below it.
+    """
+    from matplotlib.ticker import FuncFormatter
+
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    lo, hi = ax.get_xlim() if which == "x" else ax.get_ylim()
+    largest = max(abs(lo), abs(hi))
+    if math.isfinite(largest) and largest > 0 and not 1e-2 <= largest < 1e4:
+        power = math.floor(math.log10(largest))
+        scale = 10.0**power
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / scale:.6g}"))
+        label = f"{label}, ×$10^{{{power}}}$"
+    if caption:
+        label = f"{label}\n{wrap_to_axes(caption, ax)}"
+    axis.set_label_text(label)
