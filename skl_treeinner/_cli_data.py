@@ -192,6 +192,8 @@ def prepare_features(pd, frame, categorical: bool, booster: str):
             col.dtype, pd.PeriodDtype
         ):
             dates.append(name)
+        elif _iso_dates(col):  # a CSV's dates arrive as text
+            dates.append(name)
         else:
             text.append(name)
     if durations:
@@ -224,6 +226,21 @@ def prepare_features(pd, frame, categorical: bool, booster: str):
         if not isinstance(X[name].dtype, pd.CategoricalDtype):
             X[name] = X[name].astype("category")
     return X
+
+
+#: A date as ISO 8601 writes it, with or without a time and a zone.
+_ISO_DATE = (
+    r"\d{4}-\d{2}-\d{2}"
+    r"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+)
+
+
+def _iso_dates(col) -> bool:
+    """Whether a text column holds ISO dates only (at least one)."""
+    values = col.dropna()
+    if values.empty or col.dtype.kind != "O" and str(col.dtype) != "string":
+        return False
+    return bool(values.astype(str).str.fullmatch(_ISO_DATE).all())
 
 
 def check_finite_cells(X, booster: str) -> None:

@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _cutoff, _feature_groups, _refit_curve
 from ._engines import engine_for
 from ._plan import SelectionPlan, final_step, selection_seeds
+from ._prefit_check import warn_if_training_rows
 from ._readers import reader_class
 
 __all__ = ["SelectionMixin", "curve_candidates"]
@@ -112,6 +113,8 @@ class SelectionMixin:
         """Set the fitted attributes, then the ranking and the cut-off's inputs."""
         for name, value in fitted.items():
             setattr(self, name, value)
+        if self.prefit:  # scored on its own training rows, it keeps everything
+            warn_if_training_rows(self.estimator_, self.scores_, self.attribution)
         self.ranking_ = _cutoff.rank(self.scores_)
         n_units, unit = _cutoff_units(self, getattr(self, "_feature_groups", None))
         self.max_features_ = _cutoff.resolve_max_features(

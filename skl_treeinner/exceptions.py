@@ -7,7 +7,12 @@ Warnings are reserved for cases where the numbers are still well defined but a
 guarantee of the paper no longer holds.
 """
 
-__all__ = ["DependentRowsWarning", "IdentityWarning", "RoutingError"]
+__all__ = [
+    "DependentRowsWarning",
+    "IdentityWarning",
+    "RoutingError",
+    "TrainingRowsWarning",
+]
 
 
 class RoutingError(ValueError):
@@ -44,4 +49,16 @@ class DependentRowsWarning(UserWarning):
     rows, were fitted on, so columns that only recognise "when" or "who" look
     useful. The message says what was seen and which ``cv`` or ``groups``
     to pass (the user guide's "Time series and panels").
+    """
+
+
+class TrainingRowsWarning(UserWarning):
+    """A prefit model is scored on the rows it was trained on.
+
+    On its training rows a booster's TreeInner is its total split gain
+    (paper 000, Prop. 3): every split helped the rows it was fitted on, so
+    every column it uses scores above zero and the test keeps it, noise
+    included. ``TreeInnerSelector(prefit=True)`` recognises these rows when
+    its held-out scores equal the booster's total gain, and says to pass
+    rows the model never saw.
     """

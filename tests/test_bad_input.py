@@ -33,8 +33,8 @@ def _data(n=300, p=4, seed=0):
     return X, X[:, 0] + rng.normal(size=n)
 
 
-def _small():
-    return xgb.XGBRegressor(n_estimators=10, max_depth=2, n_jobs=1)
+def _small(**params):
+    return xgb.XGBRegressor(n_estimators=10, max_depth=2, n_jobs=1, **params)
 
 
 # 1. polars categorical columns with LightGBM aborted the process.
@@ -334,3 +334,68 @@ def test_infinity_in_an_object_array_is_refused_before_any_fit(fits):
     with pytest.raises(ValueError, match=r"column 2 .*first at row 4"):
         TreeInnerSelector(_small()).fit(X, y)
     assert not fits
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "sklearn"])
+def test_a_prefit_model_scored_on_its_training_rows_is_recognised(library):
+    """Issue 41, item 3: on its training rows TreeInner is total gain (Prop. 3).
+
+    Every column the model splits on is then kept, a 300-level pure-noise
+    code included; held-out rows of the same model raise no warning.
+    """
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from skl_treeinner.exceptions import TrainingRowsWarning
+
+    if library == "lightgbm":
+        lgb = pytest.importorskip("lightgbm")
+        model = lgb.LGBMRegressor(n_estimators=40, verbose=-1, n_jobs=1)
+    elif library == "sklearn":
+        model = HistGradientBoostingRegressor(max_iter=40)
+    else:
+        model = xgb.XGBRegressor(n_estimators=40, max_depth=3, n_jobs=1)
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(size=(600, 3)), rng.integers(0, 300, 600)])
+    y = X[:, 0] + rng.normal(size=600)
+    model.fit(X[:300], y[:300])
+    with pytest.warns(TrainingRowsWarning, match="Pass rows the model never saw"):
+        trained = TreeInnerSelector(model, prefit=True).fit(X[:300], y[:300])
+    assert trained.support_[3]  # the noise code: why the warning matters
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TrainingRowsWarning)
+        held_out = TreeInnerSelector(model, prefit=True).fit(X[300:], y[300:])
+    assert not held_out.support_[3]
+
+
+@pytest.mark.parametrize("test", ["column", "model"])
+def test_what_the_scale_of_the_weights_changes(test):
+    """Issue 41, item 8: the user guide's sentence on weights times 10, made true.
+
+    Given the boosters, the p-values do not depend on the scale of the weights
+    (a row's weight is part of its term; the test counts rows). The booster
+    itself does: λ and min_child_weight are absolute, so weights times 10 fit
+    other trees, unless both are 0.
+    """
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(600, 4))
+    y = X[:, 0] + 0.3 * X[:, 1] + rng.normal(size=600)
+    w = rng.uniform(0.5, 2.0, size=600)
+    model = _small().fit(X[:300], y[:300], sample_weight=w[:300])
+    prefit = [
+        TreeInnerSelector(model, prefit=True, test=test, random_state=0).fit(
+            X[300:], y[300:], sample_weight=scale * w[300:]
+        )
+        for scale in (1.0, 10.0)
+    ]
+    np.testing.assert_allclose(prefit[1].pvalues_, prefit[0].pvalues_, rtol=1e-9)
+    np.testing.assert_allclose(prefit[1].scores_, 10 * prefit[0].scores_, rtol=1e-9)
+
+    def refit(booster, scale):
+        selector = TreeInnerSelector(booster, cv=3, test=test, random_state=0)
+        return selector.fit(X, y, sample_weight=scale * w).pvalues_
+
+    unregularised = _small(reg_lambda=0.0, min_child_weight=0.0)
+    np.testing.assert_allclose(
+        refit(unregularised, 10.0), refit(unregularised, 1.0), rtol=1e-6
+    )
+    assert not np.allclose(refit(_small(), 10.0), refit(_small(), 1.0), rtol=1e-6)

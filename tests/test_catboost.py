@@ -396,3 +396,34 @@ def test_selector_on_polars_with_a_categorical_column():
     selector = TreeInnerSelector(est, cv=2, random_state=0).fit(frame, y)
     assert selector.estimator_.get_params()["cat_features"] == [1, 2]
     assert selector.get_support()[0]
+
+
+def test_the_selector_sets_one_column_per_ctr_before_any_fit(monkeypatch):
+    """Issue 41, item 4: CatBoost's default CTRs of several columns.
+
+    CatBoostRegressor(verbose=0) on a frame with two category columns used to
+    run every fit and only then refuse the models; now the selector sets
+    max_ctr_complexity=1 itself, and refuses an explicit 2 before any fit.
+    """
+    rng = np.random.default_rng(3)
+    n = 600
+    frame = pd.DataFrame(
+        {
+            "x": rng.normal(size=n),
+            "shop": pd.Categorical(rng.integers(0, 200, n).astype(str)),
+            "size": pd.Categorical(rng.choice(["s", "m", "l"], size=n)),
+        }
+    )
+    y = frame["x"].to_numpy() + (frame["size"] == "l") + rng.normal(size=n)
+    booster = cb.CatBoostRegressor(iterations=30, verbose=0, thread_count=1)
+    selector = TreeInnerSelector(booster, cv=3, random_state=0).fit(frame, y)
+    assert selector.estimator_.get_params()["max_ctr_complexity"] == 1
+    assert booster.get_params().get("max_ctr_complexity") is None  # a clone's
+    assert selector.support_[0]
+    fits = []
+    monkeypatch.setattr(
+        cb.CatBoostRegressor, "fit", lambda self, *a, **k: fits.append(1)
+    )
+    with pytest.raises(ValueError, match="max_ctr_complexity=2 combines"):
+        TreeInnerSelector(booster.copy().set_params(max_ctr_complexity=2)).fit(frame, y)
+    assert not fits

@@ -370,6 +370,27 @@ def test_date_column_is_refused(capsys, tmp_path):
     assert "column 'sold' holds dates or times" in err and "--drop sold" in err
 
 
+@pytest.mark.parametrize("stamp", ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"])
+def test_iso_dates_in_a_csv_are_refused_even_with_categorical(capsys, tmp_path, stamp):
+    # Issue 41, item 7: a CSV's dates arrive as text, and --categorical made
+    # them a category of one level per day, silently.
+    frame = make_frame(n=40).drop(columns="city")
+    frame["sold"] = pd.date_range("2020-01-01", periods=40).strftime(stamp)
+    frame.loc[3, "sold"] = None  # a missing date is still a date column
+    frame.to_csv(tmp_path / "dated.csv", index=False)
+    status, _, err = run_cli(
+        capsys, "select", tmp_path / "dated.csv", "-t", "price", "--categorical"
+    )
+    assert status == 1
+    assert "column 'sold' holds dates or times" in err and "--drop sold" in err
+    frame["sold"] = frame["sold"].fillna("") + " (approx.)"  # text: a category
+    frame.to_csv(tmp_path / "text.csv", index=False)
+    status, _, err = run_cli(
+        capsys, "select", tmp_path / "text.csv", "-t", "price", "--categorical", "-q"
+    )
+    assert status == 0, err
+
+
 def test_duration_column_is_called_a_duration(capsys, tmp_path):
     pytest.importorskip("pyarrow")
     frame = make_frame(n=20).drop(columns="city")

@@ -311,9 +311,12 @@ class CatBoostReader(ModelReader):
 
         CatBoost refuses such columns unless told; a ``cat_features`` the user
         set is kept. A missing value in one of them is refused with its name
-        (CatBoost takes categories as strings or integers only). Settings the
-        reader would refuse after fitting (the loss, the growth policy), and
-        class settings keyed by labels, are refused here, before any fit.
+        (CatBoost takes categories as strings or integers only). With
+        categorical columns, ``max_ctr_complexity`` is set to 1 where unset (a
+        CTR of several columns has no single owner to score); a value over 1
+        is refused. Settings the reader would refuse after fitting (the loss,
+        the growth policy), and class settings keyed by labels, are refused
+        here, before any fit.
         """
         params = estimator.get_params()
         loss = _loss_name(params)
@@ -343,27 +346,13 @@ class CatBoostReader(ModelReader):
                 "class_weights as a list in the sorted order of the labels (or "
                 "use sample_weight)."
             )
-        if params.get("cat_features") is not None:
-            return
-        columns = feature_names_of(X)
-        if columns is None:
-            return
-        X = polars_as_pandas(X)
-        positions = []
-        for j, (name, column) in enumerate(zip(columns, X.columns, strict=True)):
-            dtype = X[column].dtype
-            if dtype.kind not in "OSU" and str(dtype) != "category":
-                continue
-            if X[column].isna().any():
-                raise ValueError(
-                    f"Column {name!r} is categorical and holds missing values, "
-                    "which CatBoost refuses in categorical columns; fill them "
-                    f"with a category of their own, e.g. X[{name!r}] = "
-                    f"X[{name!r}].astype(str)."
-                )
-            positions.append(j)
-        if positions:
-            estimator.set_params(cat_features=positions)
+        positions = params.get("cat_features")
+        if positions is None:
+            positions = _categorical_positions(X)
+            if positions:
+                estimator.set_params(cat_features=positions)
+        if positions is not None and len(positions):
+            _one_feature_per_ctr(estimator, params.get("max_ctr_complexity"))
 
     @classmethod
     def fit_input(cls, X):
@@ -542,3 +531,47 @@ class CatBoostReader(ModelReader):
                 pool, type="ShapValues", thread_count=self._threads()
             )
             yield r, np.asarray(phi, dtype=np.float64).reshape(n, k, p + 1)[:, :, :p]
+
+
+def _categorical_positions(X) -> list[int]:
+    """Positions of a frame's categorical and text columns (none for arrays).
+
+    A missing value in one of them is refused with its name.
+    """
+    columns = feature_names_of(X)
+    if columns is None:
+        return []
+    X = polars_as_pandas(X)
+    positions = []
+    for j, (name, column) in enumerate(zip(columns, X.columns, strict=True)):
+        dtype = X[column].dtype
+        if dtype.kind not in "OSU" and str(dtype) != "category":
+            continue
+        if X[column].isna().any():
+            raise ValueError(
+                f"Column {name!r} is categorical and holds missing values, "
+                "which CatBoost refuses in categorical columns; fill them "
+                f"with a category of their own, e.g. X[{name!r}] = "
+                f"X[{name!r}].astype(str)."
+            )
+        positions.append(j)
+    return positions
+
+
+def _one_feature_per_ctr(estimator, complexity) -> None:
+    """Keep every CTR to one column: set ``max_ctr_complexity=1``, or refuse more.
+
+    CatBoost combines categorical columns (with each other and with split
+    float columns) into CTRs of several columns by default (up to 4 on the
+    CPU); a split on one has no single owner, and the reader would refuse
+    the model only after every fit.
+    """
+    if complexity is None:
+        estimator.set_params(max_ctr_complexity=1)
+    elif complexity > 1:
+        raise ValueError(
+            f"CatBoost max_ctr_complexity={complexity} combines categorical "
+            "columns into CTRs of several columns, whose splits TreeInner "
+            "cannot attribute to one feature. Set max_ctr_complexity=1, or "
+            "leave it out and the selector sets it."
+        )
