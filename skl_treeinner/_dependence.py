@@ -53,6 +53,9 @@ __all__ = [
     "test_units",
 ]
 
+#: Where the warnings send the user: why, and what to pass.
+GUIDE = "user guide: 'Time series and panels'"
+
 #: Level of each check: the share of fits of exchangeable rows it warns on.
 ALARM_LEVEL = 1e-3
 #: Fewest rows the checks look at.
@@ -413,10 +416,9 @@ def check_dependent_rows(X, y, splits, *, classifier, grouped, what):
         message = _order_message(
             y,
             classifier,
-            f"{what} holds out rows that lie between training rows",
-            "Keep the rows in time order and pass cv=TimeSeriesSplit(n_splits=5, "
-            "gap=...) (the test then counts blocks of consecutive rows); if "
-            "neighbouring rows belong to one entity, pass groups=.",
+            f"{what} shuffles them",
+            "pass cv=TimeSeriesSplit(n_splits=5, gap=...) on rows in time "
+            "order, or groups= for rows of one entity.",
         )
         if message:
             messages.append(message)
@@ -449,16 +451,13 @@ def _order_message(y, classifier, folds, fix):
     share, expected, p = order_evidence(y, classifier)
     if p >= ALARM_LEVEL:
         return None
-    kind = "class" if classifier else "tenth of y's range (decile)"
+    kind = "class" if classifier else "decile of y"
     return (
-        "The rows look ordered: in the order given, neighbouring rows' targets "
-        f"fall in the same {kind} {share:.0%} of the time, against "
-        f"{expected:.0%} for rows in random order (p = {p:.1g}), and {folds}. "
-        "If the rows are a time series, any column that drifts with time lets "
-        "the model recognise when a held-out row is from, and looks useful on "
-        "held-out rows without being so on new ones: the p-values are then far "
-        f"too small. {fix} If the order means nothing (rows sorted by a column), "
-        "shuffle them or ignore this warning."
+        f"The rows look ordered: neighbouring rows' targets share a {kind} "
+        f"{share:.0%} of the time, against {expected:.0%} in random order "
+        f"(p = {p:.1g}), and {folds}. If they are a time series, the p-values can "
+        f"be far too small: {fix} If the order means nothing, ignore this "
+        f"({GUIDE})."
     )
 
 
