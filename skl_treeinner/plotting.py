@@ -192,7 +192,10 @@ def plot_scores(
         getattr(selector, "alpha", None),
         n_units,
     ) and (by_group or not grouped)
-    rule = f"Selected: {rule_text(selector, n_units, grouped)}."
+    rule = rule_text(selector, n_units, grouped)
+    if pvalues and adjusted:  # the column shows adjusted p: say its cut too
+        rule = f"adj. p < {selector.alpha:g}, that is {rule}"
+    rule = f"Selected: {rule}."
     if grouped and not by_group:  # columns kept or dropped with their group
         rule = f"Selected with their group, whose {rule[len('Selected: ') :]}"
         adjusted_p = selector.pvalues_

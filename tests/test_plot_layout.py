@@ -130,7 +130,10 @@ def test_plot_scores_with_breast_cancer_names(cancer_1se, top):
     labels = [label for label, _ in boxes]
     assert "worst concave points" in labels
     # The rule that cut the grey bars is said, whole, under the axis.
-    assert "by the refit curve (1se)" in " ".join(ax.get_xlabel().split())
+    caption = " ".join(ax.get_xlabel().split())
+    assert "by the refit curve (1se)" in caption
+    # The column shows adjusted p-values: the caption gives their cut-off too.
+    assert "Selected: adj. p < 0.05, that is p < 0.0333 = min(0.05, 1/30)" in caption
     if top == 15:
         assert any(label.startswith("… and 15 more (") for label in labels)
     # The bars are still most of the width.
