@@ -154,7 +154,8 @@ def rule_text(selector, n_units, grouped) -> str:
         rule = f"{describe_rule(control, alpha, n_units)} and {rule}"
     cap = selector.max_features
     if isinstance(cap, str):  # the refit curve's rule
-        rule += f", the best {selector._curve_k()} by the refit curve ({cap})"
+        unit = " groups" if grouped else ""
+        rule += f", the best {selector._curve_k()}{unit} by the refit curve ({cap})"
         cap = None
     elif callable(cap):
         cap = getattr(selector, "max_features_", None)
