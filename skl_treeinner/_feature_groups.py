@@ -37,8 +37,8 @@ __all__ = [
 ]
 
 #: The group tests ``group_test`` may name, and what each tests. Chosen by
-#: measurement (``benchmarks/feature_groups.py``; the user guide's "Feature
-#: groups" has the numbers).
+#: measurement (``benchmarks/feature_groups.py``; docs/how-it-works.md,
+#: "Feature groups", has the numbers).
 GROUP_TESTS = {
     "sum": (
         "one-sided t-test of the sum of the members' per-row terms: the "
@@ -265,7 +265,7 @@ def simes(pvalues) -> float:
     Valid when the p-values are independent or positively dependent (PRDS;
     members whose statistics are negatively correlated, like the dummies
     of one categorical, may not be, which the calibration is measured for
-    instead: user guide, "Feature groups"); a NaN counts as 1.
+    instead: docs/how-it-works.md, "Feature groups"); a NaN counts as 1.
 
     Examples
     --------

@@ -21,9 +21,11 @@ __all__ = [
     "bars",
     "check_score_options",
     "check_top",
+    "draw_error_bars",
     "null_ticks",
     "pyplot",
     "rule_text",
+    "threshold_line",
     "write_pvalues",
 ]
 
@@ -123,6 +125,33 @@ def bars(selector, by_group):
         getattr(selector, "pvalues_adjusted_", selector.pvalues_),
         "features",
         _floats(getattr(selector, "null_scores_", None)),
+    )
+
+
+def draw_error_bars(ax, scores, pos, spread):
+    """Draw ± one standard error around each bar's end."""
+    return ax.errorbar(
+        scores,
+        pos,
+        xerr=spread,
+        fmt="none",
+        ecolor="0.2",
+        elinewidth=1.0,
+        capsize=2.5,
+        label="±1 s.e.",
+        gid="spread",
+    )
+
+
+def threshold_line(ax, threshold):
+    """Draw the threshold the scores are compared with."""
+    return ax.axvline(
+        threshold,
+        color="tab:red",
+        linestyle="--",
+        linewidth=1.2,
+        label=f"threshold = {threshold:.3g}",
+        gid="threshold",
     )
 
 

@@ -190,13 +190,13 @@ class TreeInnerSelector(
 
         With the default, ``alpha`` matters only where it is below
         ``1/n_features``; to trade noise for recall on many columns, change
-        ``control``. The default was chosen by measurement (user guide, "Many
-        columns"). The corrections hold if each
+        ``control``. The default was chosen by measurement (docs/how-it-works.md,
+        "Many columns"). The corrections hold if each
         p-value of a feature with no effect is valid at the small level it
         is compared with (about ``1/n_features``): exactly so with one split
         (``cv=None``); under cross-fitting the folds share the sample's chance
         and the columns every model uses pass a little more often than
-        that (user guide, "Many columns").
+        that (docs/how-it-works.md, "Many columns").
         Changing it with ``set_params`` re-selects without refitting.
     threshold : float, str or callable, default=0.0
         Features whose score is strictly greater are kept (and, with
@@ -247,7 +247,7 @@ class TreeInnerSelector(
         - ``"sum+simes"`` (default): Simes' combination of the sum test's
           and the members' Simes p-value.
 
-        Chosen by measurement (user guide, "Feature groups").
+        Chosen by measurement (docs/how-it-works.md, "Feature groups").
         ``set_params`` re-selects.
     scoring : str, callable or None, default=None
         The refit curve's score (``max_features="best"``/``"1se"``), as
@@ -321,8 +321,8 @@ class TreeInnerSelector(
         H0 "its expected contribution on a new row is ≤ 0" against "> 0",
         from ``t = scores_ / scores_se_``.
         How it is calibrated where y is independent of X, and at H0's
-        boundary, is measured in the user guide ("How the selector decides",
-        "Many columns").
+        boundary, is measured in docs/how-it-works.md ("How the selector
+        decides", "Many columns").
     pvalues_adjusted_ : ndarray of shape (n_features,)
         ``pvalues_`` adjusted for the number of features as ``control`` asks
         (derived: ``set_params(control=...)`` takes effect without

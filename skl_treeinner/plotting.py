@@ -25,9 +25,11 @@ from ._plot_parts import (
     bars,
     check_score_options,
     check_top,
+    draw_error_bars,
     null_ticks,
     pyplot,
     rule_text,
+    threshold_line,
     write_pvalues,
 )
 from ._readers import read_model
@@ -204,32 +206,10 @@ def plot_scores(
         Patch(color=other_color, label=f"not selected ({int((~support).sum())})"),
     ]
     if spread is not None:
-        handles.append(
-            ax.errorbar(
-                scores[shown],
-                pos,
-                xerr=spread[shown],
-                fmt="none",
-                ecolor="0.2",
-                elinewidth=1.0,
-                capsize=2.5,
-                label="±1 s.e.",
-                gid="spread",
-            )
-        )
+        handles.append(draw_error_bars(ax, scores[shown], pos, spread[shown]))
     if null is not None:  # the test of a column compares with these
         handles.append(null_ticks(ax, null[shown], pos))
-    threshold = float(selector.threshold_)
-    handles.append(
-        ax.axvline(
-            threshold,
-            color="tab:red",
-            linestyle="--",
-            linewidth=1.2,
-            label=f"threshold = {threshold:.3g}",
-            gid="threshold",
-        )
-    )
+    handles.append(threshold_line(ax, float(selector.threshold_)))
     labels = [names[j] for j in shown]
     if rest.size:  # say what the cut hides, and whether any of it is kept
         kept = int(support[rest].sum())

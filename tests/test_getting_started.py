@@ -1,8 +1,9 @@
-"""The getting-started page runs, and prints what it shows (issue 41).
+"""The getting-started page and the README run, and print what they show (issue 41).
 
-Its ``pycon`` blocks are one doctest, run in a temporary folder (the page
-saves a plot there). ``python tests/test_getting_started.py`` runs them the
-same way and copies the plot to ``docs/img/getting-started-scores.png``, the
+The ``pycon`` blocks of each page are one doctest, run in a temporary folder
+(the getting-started page saves a plot there).
+``python tests/test_getting_started.py`` runs the getting-started page the
+same way and copies its plot to ``docs/img/getting-started-scores.png``, the
 picture the page shows.
 """
 
@@ -21,16 +22,15 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "getting-started.md"
+README = ROOT / "README.md"
 PICTURE = ROOT / "docs" / "img" / "getting-started-scores.png"
 _BLOCK = re.compile(r"```pycon\n(.*?)```", re.S)
 
 
-def run_page(folder) -> tuple[int, int, str]:
+def run_page(folder, page=PAGE) -> tuple[int, int, str]:
     """Run the page's snippets in ``folder``: (failures, examples, report)."""
-    text = "\n".join(_BLOCK.findall(PAGE.read_text()))
-    test = doctest.DocTestParser().get_doctest(
-        text, {}, "getting-started", str(PAGE), 0
-    )
+    text = "\n".join(_BLOCK.findall(page.read_text()))
+    test = doctest.DocTestParser().get_doctest(text, {}, page.stem, str(page), 0)
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     report = []
     here = os.getcwd()
@@ -49,6 +49,12 @@ def test_the_getting_started_page_runs_and_prints_what_it_shows(tmp_path):
     assert examples >= 25, "the page lost its snippets"
     assert failures == 0, report
     assert (tmp_path / "scores.png").stat().st_size > 10_000
+
+
+def test_the_readmes_quick_start_runs_and_prints_what_it_shows(tmp_path):
+    failures, examples, report = run_page(tmp_path, README)
+    assert examples >= 15, "the README lost its snippets"
+    assert failures == 0, report
 
 
 if __name__ == "__main__":

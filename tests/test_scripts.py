@@ -296,3 +296,11 @@ def test_fitted_identity_compares_captures(tmp_path):
     )
     assert result.returncode == 1
     assert "DIFF memory-cv3" in result.stdout
+
+
+def test_training_rows_benchmark_separates_training_from_held_out_rows():
+    out = run("benchmarks/training_rows.py")
+    rows = [line.split("|")[3:5] for line in out.splitlines() if line.count("|") == 5]
+    distances = [(float(a), float(b)) for a, b in rows[2:]]  # header, rule
+    assert len(distances) == 9
+    assert max(train for train, _ in distances) < 1e-4 < min(h for _, h in distances)

@@ -19,7 +19,7 @@ against the mask, as in paper 000, Sec. 4).
   engineered twins) whose members are weak alone (the user guide's "Feature
   groups").
 - :func:`make_rare_levels`: a one-hot encoded categorical with rare levels
-  that drives y, beside a noise one (the user guide's "What the test asks").
+  that drives y, beside a noise one (docs/how-it-works.md, "What the test asks").
 
 Every generator is seeded by ``random_state`` and returns ``X, y, relevant``
 (:func:`make_panel`: ``X, y, groups``; :func:`make_feature_families` also
