@@ -304,3 +304,14 @@ def test_training_rows_benchmark_separates_training_from_held_out_rows():
     distances = [(float(a), float(b)) for a, b in rows[2:]]  # header, rule
     assert len(distances) == 9
     assert max(train for train, _ in distances) < 1e-4 < min(h for _, h in distances)
+
+
+def test_the_home_page_quotes_the_categorical_example_as_the_docs_do():
+    # docs/index.md copies part of examples/categorical_lightgbm.py's output,
+    # which test_examples_run_and_print_what_the_docs_quote compares with a run.
+    import re
+
+    index = (ROOT / "docs" / "index.md").read_text()
+    (table,) = re.findall(r"```text\n(.*?)```", index, re.S)
+    quoted = _quoted_outputs()["categorical_lightgbm"].splitlines()
+    assert all(line in quoted for line in table.strip().splitlines()), table
