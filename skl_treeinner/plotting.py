@@ -45,6 +45,8 @@ from ._validation import check_attribution, check_params
 __all__ = ["plot_refit_curve", "plot_score_path", "plot_scores"]
 
 _FITTED = ["scores_", "scores_se_", "split_scores_"]
+#: The most lines :func:`plot_score_path`'s legend names; it counts the rest.
+MAX_LEGEND = 20
 
 
 def plot_scores(
@@ -301,7 +303,8 @@ def plot_score_path(
     -------
     ax : matplotlib Axes
         The axes drawn on: one line per shown feature (in ``ax.lines``, in
-        the order of the legend) and a dotted zero line (``gid="zero"``).
+        the order of the legend, which names the first 20 and counts the
+        others) and a dotted zero line (``gid="zero"``).
 
     Raises
     ------
@@ -346,6 +349,8 @@ def plot_score_path(
     check_params("plot_score_path", {"verbose": ["verbose"]}, {"verbose": verbose})
     top = check_top(top)
     plt = pyplot()
+    from matplotlib.lines import Line2D
+
     reader = read_model(model)
     path = engine_for(X, y, sample_weight).tree_inner(
         reader,
@@ -377,6 +382,10 @@ def plot_score_path(
     scale_axis(ax, "y", "cumulative TreeInner score")
     ax.set_title(f"TreeInner score as trees are added ({attribution})")
     lines = [line for line in ax.lines if line.get_gid() != "zero"]
+    if len(lines) > MAX_LEGEND:  # name the first ones, count the others
+        more = len(lines) - MAX_LEGEND
+        lines = lines[:MAX_LEGEND]
+        lines.append(Line2D([], [], color="none", label=f"… and {more} more"))
     place_legend(ax, owned, lines, frameon=False)
     ax.grid(alpha=0.3)
     return ax

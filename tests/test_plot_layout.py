@@ -201,6 +201,16 @@ def test_score_path_with_long_names(cancer):
     texts_in_view(ax.figure)
 
 
+def test_score_path_of_200_features(wide):
+    X, y = wide
+    model = _booster().fit(X, y)
+    ax = plot_score_path(model, X, y, top=None)
+    assert len([line for line in ax.lines if line.get_gid() != "zero"]) == 200
+    labels = [t.get_text() for t in ax.figure.legends[0].get_texts()]
+    assert len(labels) == 21 and labels[-1] == "… and 180 more"
+    texts_in_view(ax.figure)
+
+
 def test_refit_curve_with_large_scores():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(300, 6))
