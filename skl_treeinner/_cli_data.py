@@ -180,7 +180,7 @@ def prepare_features(pd, frame, categorical: bool, booster: str):
     for name in X.columns:
         col = X[name]
         if isinstance(col.dtype, pd.CategoricalDtype):
-            text.append(name)
+            (dates if _iso_dates(col.astype(object)) else text).append(name)
         elif pd.api.types.is_bool_dtype(col.dtype):
             X[name] = col.astype(np.float64) if col.isna().any() else col.astype(int)
         elif pd.api.types.is_numeric_dtype(col.dtype):
@@ -238,7 +238,8 @@ _ISO_DATE = (
 def _iso_dates(col) -> bool:
     """Whether a text column holds ISO dates only (at least one)."""
     values = col.dropna()
-    if values.empty or col.dtype.kind != "O" and str(col.dtype) != "string":
+    textual = col.dtype.kind in "OU" or str(col.dtype).startswith(("string", "str"))
+    if values.empty or not textual:
         return False
     return bool(values.astype(str).str.fullmatch(_ISO_DATE).all())
 

@@ -416,7 +416,7 @@ def check_dependent_rows(X, y, splits, *, classifier, grouped, what):
         message = _order_message(
             y,
             classifier,
-            f"{what} shuffles them",
+            f"{what} holds out rows between training rows",
             "pass cv=TimeSeriesSplit(n_splits=5, gap=...) on rows in time "
             "order, or groups= for rows of one entity.",
         )
@@ -455,9 +455,8 @@ def _order_message(y, classifier, folds, fix):
     return (
         f"The rows look ordered: neighbouring rows' targets share a {kind} "
         f"{share:.0%} of the time, against {expected:.0%} in random order "
-        f"(p = {p:.1g}), and {folds}. If they are a time series, the p-values can "
-        f"be far too small: {fix} If the order means nothing, ignore this "
-        f"({GUIDE})."
+        f"(p = {p:.1g}), and {folds}. In a time series the p-values can be far "
+        f"too small: {fix} If the order means nothing, ignore this ({GUIDE})."
     )
 
 

@@ -43,10 +43,12 @@ def axes_for(plt, ax, height, width=6.4):
     """Return ``(ax, owned)``: the axes to draw on, and whether it owns a figure.
 
     A new figure (``ax=None``) is made with a constrained layout. A user's
-    figure (or subfigure) whose only axes is ``ax`` is owned too; if it has
-    no layout engine it gets a constrained one, so that long tick labels and
-    the legend stay in view. In any other figure the plot lays out only its
-    axes' contents.
+    figure (or subfigure) whose only axes is ``ax``, a subplot, is owned too;
+    if it has no layout engine it gets a constrained one, so that long tick
+    labels and the legend stay in view (``fig.tight_layout()`` after the plot
+    replaces that engine and lets the legend fall over the axes). In any
+    other figure, and for an axes placed by hand (``fig.add_axes``), the
+    plot lays out only its axes' contents.
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(width, height), layout="constrained")
@@ -55,19 +57,42 @@ def axes_for(plt, ax, height, width=6.4):
 
     figure = ax.figure
     root = getattr(figure, "figure", figure) or figure
-    alone = [a for a in figure.axes if a is not ax] == []
+    alone = ax.get_subplotspec() is not None and figure.axes == [ax]
     if alone and root.get_layout_engine() is None and len(root.axes) == 1:
         root.set_layout_engine("constrained")
     return ax, alone and isinstance(root.get_layout_engine(), ConstrainedLayoutEngine)
 
 
-def place_legend(ax, owned, handles=None, **kwargs):
-    """Beside the axes when the plot owns its figure, else inside where best."""
+#: The gid of the figure legend a plot adds, so that drawing again replaces it.
+LEGEND_GID = "skl_treeinner.legend"
+
+
+def place_legend(ax, owned, handles=None, *, beside=False, **kwargs):
+    """Place the legend where it hides nothing the plot drew.
+
+    Beside the axes, in the figure's layout, when the plot owns its figure
+    (replacing a legend an earlier plot put there). Otherwise inside the
+    axes where it hides least, or, with ``beside``, anchored right of the
+    axes (for lines, which a legend inside would cover).
+    """
     if handles is None:
         handles = ax.get_legend_handles_labels()[0]
     if owned:
-        return ax.figure.legend(
+        for legend in list(ax.figure.legends):
+            if legend.get_gid() == LEGEND_GID:
+                legend.remove()
+        legend = ax.figure.legend(
             handles=handles, loc="outside right upper", fontsize="small", **kwargs
+        )
+        legend.set_gid(LEGEND_GID)
+        return legend
+    if beside:
+        return ax.legend(
+            handles=handles,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            fontsize="small",
+            **kwargs,
         )
     return ax.legend(handles=handles, loc="best", fontsize="small", **kwargs)
 
@@ -86,17 +111,25 @@ def scale_axis(ax, which: str, label: str, caption: str | None = None) -> None:
     """Label an axis; write its ticks scaled when its numbers are large or small.
 
     Call after the data are drawn: the scale follows the view limits. The
-    power of ten joins ``label``; ``caption`` (wrapped) goes below it.
+    power of ten joins ``label``; ``caption`` (wrapped) goes below it. An
+    axis shared with another axes keeps matplotlib's formatter: the other
+    axes' label could not say its scale.
     """
+    from matplotlib import rcParams
     from matplotlib.ticker import FuncFormatter
 
     axis = ax.xaxis if which == "x" else ax.yaxis
+    shared = ax.get_shared_x_axes() if which == "x" else ax.get_shared_y_axes()
     lo, hi = ax.get_xlim() if which == "x" else ax.get_ylim()
     largest = max(abs(lo), abs(hi))
-    if math.isfinite(largest) and largest > 0 and not 1e-2 <= largest < 1e4:
+    alone = len(shared.get_siblings(ax)) == 1
+    if alone and math.isfinite(largest) and largest > 0 and not 1e-2 <= largest < 1e4:
         power = math.floor(math.log10(largest))
         scale = 10.0**power
-        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / scale:.6g}"))
+        minus = "\N{MINUS SIGN}" if rcParams["axes.unicode_minus"] else "-"
+        axis.set_major_formatter(
+            FuncFormatter(lambda v, _: f"{v / scale:.6g}".replace("-", minus))
+        )
         label = f"{label}, ×$10^{{{power}}}$"
     if caption:
         label = f"{label}\n{wrap_to_axes(caption, ax)}"

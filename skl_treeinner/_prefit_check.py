@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from ._readers import read_model
+from ._validation import user_stacklevel
 from .exceptions import TrainingRowsWarning
 
 __all__ = ["TOLERANCE", "warn_if_training_rows"]
@@ -66,5 +67,5 @@ def warn_if_training_rows(estimator, scores, attribution) -> None:
             "included. Pass rows the model never saw, or set prefit=False to "
             "let the selector hold rows out.",
             TrainingRowsWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )

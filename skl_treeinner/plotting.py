@@ -197,7 +197,7 @@ def plot_scores(
         n_units,
     ) and (by_group or not grouped)
     rule = rule_text(selector, n_units, grouped)
-    if pvalues and adjusted:  # the column shows adjusted p: say its cut too
+    if pvalues and adjusted and rule.startswith("p <"):  # say the column's cut
         rule = f"adj. p < {selector.alpha:g}, that is {rule}"
     rule = f"Selected: {rule}."
     if grouped and not by_group:  # columns kept or dropped with their group
@@ -238,7 +238,7 @@ def plot_scores(
 
 
 def _scores_figsize(rows, names, pvalues):
-    """(width, height) in inches of a bar chart with these rows and names."""
+    """(height, width) in inches of a bar chart with these rows and names."""
     longest = max((len(name) for name in names), default=2)
     width = min(5.6 + 0.075 * max(longest, 12) + (0.9 if pvalues else 0.0), 11.0)
     return min(2.0 + 0.24 * max(rows, 4), 60.0), width
@@ -386,7 +386,7 @@ def plot_score_path(
         more = len(lines) - MAX_LEGEND
         lines = lines[:MAX_LEGEND]
         lines.append(Line2D([], [], color="none", label=f"… and {more} more"))
-    place_legend(ax, owned, lines, frameon=False)
+    place_legend(ax, owned, lines, beside=True, frameon=False)
     ax.grid(alpha=0.3)
     return ax
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = Path(__file__).resolve().parent.parent / "skl_treeinner"
 MODULES = sorted(PACKAGE.rglob("*.py"))
 
@@ -268,3 +269,15 @@ def test_only_the_readers_name_a_librarys_parameters_or_classes(path):
         f"code: {found}. Move that knowledge into the library's reader "
         "(skl_treeinner/_readers/) and ask the reader."
     )
+
+
+@pytest.mark.parametrize(
+    "page", sorted(ROOT.glob("docs/**/*.md")) + [ROOT / "README.md"], ids=str
+)
+def test_every_code_block_of_the_docs_is_closed(page):
+    # A generated output once swallowed a heading: an empty block's closing
+    # fence was not found, and the next block's opening closed it instead.
+    fences = [line for line in page.read_text().splitlines() if line.startswith("```")]
+    assert len(fences) % 2 == 0, f"{page}: an unclosed code block"
+    closing = fences[1::2]
+    assert all(line == "```" for line in closing), f"{page}: {closing}"

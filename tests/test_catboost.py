@@ -403,27 +403,51 @@ def test_the_selector_sets_one_column_per_ctr_before_any_fit(monkeypatch):
 
     CatBoostRegressor(verbose=0) on a frame with two category columns used to
     run every fit and only then refuse the models; now the selector sets
-    max_ctr_complexity=1 itself, and refuses an explicit 2 before any fit.
+    max_ctr_complexity=1 itself (on a frame, with cat_features passed to fit,
+    and at the end of a Pipeline) and refuses an explicit 2 before any fit.
     """
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
     rng = np.random.default_rng(3)
     n = 600
+    x = rng.normal(size=n)
+    shop = rng.integers(0, 200, n).astype(str)
+    size = rng.choice(["0", "1", "2"], size=n)  # an object array takes digits only
+    y = x + (size == "2") + rng.normal(size=n)
     frame = pd.DataFrame(
-        {
-            "x": rng.normal(size=n),
-            "shop": pd.Categorical(rng.integers(0, 200, n).astype(str)),
-            "size": pd.Categorical(rng.choice(["s", "m", "l"], size=n)),
-        }
+        {"x": x, "shop": pd.Categorical(shop), "size": pd.Categorical(size)}
     )
-    y = frame["x"].to_numpy() + (frame["size"] == "l") + rng.normal(size=n)
-    booster = cb.CatBoostRegressor(iterations=30, verbose=0, thread_count=1)
-    selector = TreeInnerSelector(booster, cv=3, random_state=0).fit(frame, y)
-    assert selector.estimator_.get_params()["max_ctr_complexity"] == 1
-    assert booster.get_params().get("max_ctr_complexity") is None  # a clone's
-    assert selector.support_[0]
+    cells = np.empty((n, 3), dtype=object)
+    cells[:, 0], cells[:, 1], cells[:, 2] = x, shop, size
+
+    def cases(**params):
+        def booster(**more):
+            return cb.CatBoostRegressor(
+                # 300: CatBoost's default then builds CTRs of several columns
+                iterations=300, verbose=0, thread_count=1, allow_writing_files=False,
+                **params, **more,
+            )  # fmt: skip
+
+        piped = make_pipeline(FunctionTransformer(), booster(cat_features=[1, 2]))
+        return [
+            (booster(), frame, {}),
+            (booster(), cells, {"cat_features": [1, 2]}),
+            (piped, cells, {}),
+        ]
+
+    for estimator, X, fit_params in cases():
+        selector = TreeInnerSelector(estimator, cv=2, random_state=0)
+        selector.fit(X, y, **fit_params)
+        final = selector.estimator_
+        final = final.steps[-1][1] if hasattr(final, "steps") else final
+        assert final.get_params()["max_ctr_complexity"] == 1
+        assert selector.support_[0]
     fits = []
     monkeypatch.setattr(
         cb.CatBoostRegressor, "fit", lambda self, *a, **k: fits.append(1)
     )
-    with pytest.raises(ValueError, match="max_ctr_complexity=2 combines"):
-        TreeInnerSelector(booster.copy().set_params(max_ctr_complexity=2)).fit(frame, y)
+    for estimator, X, fit_params in cases(max_ctr_complexity=2):
+        with pytest.raises(ValueError, match="max_ctr_complexity=2 combines"):
+            TreeInnerSelector(estimator, cv=2).fit(X, y, **fit_params)
     assert not fits

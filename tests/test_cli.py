@@ -391,6 +391,17 @@ def test_iso_dates_in_a_csv_are_refused_even_with_categorical(capsys, tmp_path, 
     assert status == 0, err
 
 
+@pytest.mark.parametrize("dtype", ["category", "string"])
+def test_iso_dates_stored_as_categories_or_strings_are_dates(dtype):
+    from skl_treeinner._cli_data import CLIError, prepare_features
+
+    frame = make_frame(n=30).drop(columns="city")
+    frame["sold"] = pd.date_range("2020-01-01", periods=30).strftime("%Y-%m-%d")
+    frame["sold"] = frame["sold"].astype(dtype)
+    with pytest.raises(CLIError, match="column 'sold' holds dates"):
+        prepare_features(pd, frame, True, "XGBoost")
+
+
 def test_duration_column_is_called_a_duration(capsys, tmp_path):
     pytest.importorskip("pyarrow")
     frame = make_frame(n=20).drop(columns="city")

@@ -80,7 +80,8 @@ def _target(page_path, site, ref):
         return None, None
     if not parts.path:
         return page_path, unquote(parts.fragment)
-    target = (page_path.parent / unquote(parts.path)).resolve()
+    base = site if parts.path.startswith("/") else page_path.parent  # 404.html's
+    target = (base / unquote(parts.path).lstrip("/")).resolve()
     if target.is_dir():
         target = target / "index.html"
     return target, unquote(parts.fragment)

@@ -238,3 +238,30 @@ def test_the_command_lines_figure_with_groups_and_a_curve(cancer):
     for ax in figure.axes:
         if ax.get_label() != "<colorbar>" and ax.get_xlabel():
             assert ax.get_window_extent().width > 0.4 * figure.bbox.width
+
+
+def test_drawing_again_replaces_the_legend_and_hand_placed_axes_are_left_alone(
+    cancer_1se,
+):
+    figure, ax = plt.subplots(figsize=(10, 8))
+    plot_scores(cancer_1se, ax=ax)
+    ax.clear()
+    plot_scores(cancer_1se, ax=ax)
+    assert len(figure.legends) == 1  # not one per call
+    placed = plt.figure(figsize=(10, 8))
+    by_hand = placed.add_axes([0.35, 0.1, 0.4, 0.8])
+    plot_scores(cancer_1se, ax=by_hand)
+    assert placed.get_layout_engine() is None and by_hand.get_legend() is not None
+
+
+def test_a_shared_axis_is_not_rescaled_under_one_label():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 3))
+    y = 1e4 * (X[:, 0] + rng.normal(size=400))
+    model = _booster().fit(X[:200], y[:200])
+    figure, (left, right) = plt.subplots(1, 2, sharey=True, layout="constrained")
+    plot_score_path(model, X[200:], y[200:], ax=left)
+    plot_score_path(model, X[:200], y[:200], ax=right)
+    assert "×" not in left.get_ylabel() + right.get_ylabel()
+    alone = plot_score_path(model, X[200:], y[200:])
+    assert "×$10^{" in alone.get_ylabel()

@@ -102,7 +102,7 @@ def _quoted_outputs():
     quoted = {}
     for page in PAGES:
         for match in BLOCK.finditer(page.read_text()):
-            quoted[match["name"] or match["other"]] = match["output"]
+            quoted[match["name"] or match["other"]] = match["output"].rstrip("\n")
     return quoted
 
 

@@ -28,7 +28,9 @@ PAGES = [ROOT / "docs" / "examples.md", ROOT / "docs" / "plots.md"]
 BLOCK = re.compile(
     r'((?:--8<-- "examples/(?P<name>\w+)\.py"\n```\n\nOutput:\n\n'
     r"|<!-- output of examples/(?P<other>\w+)\.py -->\n)```text\n)"
-    r"(?P<output>.*?)(\n```)",
+    # The fence that closes the block starts a line (lookbehind): an empty
+    # block has no newline of its own before it.
+    r"(?P<output>.*?)(?<=\n)(```)",
     re.S,
 )
 
@@ -43,7 +45,7 @@ def main(argv=None):
         if only and name not in only:
             return match[0]
         if name in outputs:
-            return match[1] + outputs[name] + match[5]
+            return match[1] + outputs[name] + "\n" + match[5]
         print(f"running examples/{name}.py", flush=True)
         out = subprocess.run(
             [sys.executable, f"examples/{name}.py"],
@@ -54,7 +56,7 @@ def main(argv=None):
         if out.returncode:
             sys.exit(f"examples/{name}.py failed:\n{out.stderr}")
         outputs[name] = out.stdout.rstrip("\n")
-        return match[1] + outputs[name] + match[5]
+        return match[1] + outputs[name] + "\n" + match[5]
 
     for page in PAGES:
         page.write_text(BLOCK.sub(run, page.read_text()))

@@ -311,12 +311,13 @@ class CatBoostReader(ModelReader):
 
         CatBoost refuses such columns unless told; a ``cat_features`` the user
         set is kept. A missing value in one of them is refused with its name
-        (CatBoost takes categories as strings or integers only). With
-        categorical columns, ``max_ctr_complexity`` is set to 1 where unset (a
-        CTR of several columns has no single owner to score); a value over 1
-        is refused. Settings the reader would refuse after fitting (the loss,
-        the growth policy), and class settings keyed by labels, are refused
-        here, before any fit.
+        (CatBoost takes categories as strings or integers only).
+        ``max_ctr_complexity`` is set to 1 where unset (a CTR of several
+        columns has no single owner to score; without categorical columns it
+        changes nothing), also in a Pipeline (``X=None``), and where
+        ``cat_features`` reach ``fit``; a value over 1 is refused. Settings
+        the reader would refuse after fitting (the loss, the growth policy),
+        and class settings keyed by labels, are refused here, before any fit.
         """
         params = estimator.get_params()
         loss = _loss_name(params)
@@ -346,13 +347,12 @@ class CatBoostReader(ModelReader):
                 "class_weights as a list in the sorted order of the labels (or "
                 "use sample_weight)."
             )
-        positions = params.get("cat_features")
-        if positions is None:
-            positions = _categorical_positions(X)
-            if positions:
-                estimator.set_params(cat_features=positions)
-        if positions is not None and len(positions):
-            _one_feature_per_ctr(estimator, params.get("max_ctr_complexity"))
+        _one_feature_per_ctr(estimator, params.get("max_ctr_complexity"))
+        if X is None or params.get("cat_features") is not None:
+            return
+        positions = _categorical_positions(X)
+        if positions:
+            estimator.set_params(cat_features=positions)
 
     @classmethod
     def fit_input(cls, X):

@@ -82,9 +82,11 @@ class EstimatorHooks:
     def prepare_estimator(cls, estimator, X) -> None:
         """Set what the booster must be told about X before it is fitted on it.
 
-        Called on the selector's unfitted copy of the booster when X reaches it
-        directly (no Pipeline before it). Nothing by default; CatBoost is told
-        which columns are categorical.
+        Called on the selector's unfitted copy of the booster, with the X that
+        reaches it, or ``X=None`` when it ends a Pipeline (whose steps change
+        X first): settings that do not depend on X are still set or refused.
+        Nothing by default; CatBoost is told which columns are categorical
+        and kept to CTRs of one column.
         """
 
     @classmethod

@@ -247,8 +247,8 @@ def fit_and_score(setup: FitSetup, job: SplitJob):
     """
     start = time.perf_counter()
     est = clone_estimator(setup.estimator)
-    if final_step(est) is est:  # X reaches the booster as given
-        reader_class(est).prepare_estimator(est, setup.X)
+    final = final_step(est)  # X reaches it as given, unless a Pipeline's steps
+    reader_class(final).prepare_estimator(final, setup.X if final is est else None)
     if setup.threads is not None:
         _set_threads(est, setup.threads)
     w_test = None if setup.sample_weight is None else setup.sample_weight[job.test]
@@ -371,8 +371,8 @@ def refit_and_score(setup: FitSetup, job: SplitJob, columns, scoring):
         fit_params=_subset_fit_params(setup, columns),
     )
     est = clone_estimator(setup.estimator)
-    if final_step(est) is est:
-        reader_class(est).prepare_estimator(est, sub.X)
+    final = final_step(est)
+    reader_class(final).prepare_estimator(final, sub.X if final is est else None)
     if setup.threads is not None:
         _set_threads(est, setup.threads)
     with threadpool_limits(limits=setup.threads, user_api="openmp"):

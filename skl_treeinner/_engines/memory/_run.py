@@ -189,9 +189,11 @@ class CrossFitRun(SplitRun):
             seeds=plan.rng.randint(2**31 - 1, size=len(self.splits)),
         )
         check_scoring_rows([job.test for job in self.jobs], rows.weight)
-        final = final_step(base)
-        if final is base:  # what each split's copy is told, refused here first
-            reader_class(final).prepare_estimator(clone_estimator(base), self.setup.X)
+        # What each split's copy is told, refused here first.
+        copy = clone_estimator(base)
+        final = final_step(copy)
+        X = self.setup.X if final is copy else None
+        reader_class(final).prepare_estimator(final, X)
         _dependence.check_dependent_rows(
             rows.X,
             y_fit,
