@@ -637,8 +637,12 @@ def test_prefit_errors():
     with pytest.raises(ValueError, match="trained on 4 features, but X has 6"):
         sel.fit(X, y)
     assert not hasattr(sel, "n_features_in_")  # nothing half-fitted
-    # cv is not used with prefit=True: the model is scored on all rows.
-    sel = TreeInnerSelector(model, prefit=True, cv=2).fit(X[:, :4], y)
+    # cv is not used with prefit=True: the model is scored on all rows (here
+    # its training rows, which the selector recognises).
+    from skl_treeinner.exceptions import TrainingRowsWarning
+
+    with pytest.warns(TrainingRowsWarning):
+        sel = TreeInnerSelector(model, prefit=True, cv=2).fit(X[:, :4], y)
     assert sel.split_scores_.shape == (1, 4)
 
 
