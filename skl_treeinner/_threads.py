@@ -46,6 +46,7 @@ __all__ = [
     "available_cores",
     "busy_cores",
     "machine_cores",
+    "own_running_threads",
     "plan_threads",
 ]
 
@@ -80,7 +81,11 @@ def busy_cores() -> int:
     """Threads of other programs running now (Linux ``/proc/loadavg``), else 0.
 
     The fourth field of ``/proc/loadavg`` counts the runnable threads of the
-    whole machine, this one included; the least of a few readings is taken.
+    whole machine, this process's included: its own running threads are
+    taken off (``/proc/self/task``), so that the OpenMP threads of a booster
+    it has just fitted, which spin for a while after their work, are not
+    mistaken for another program (they made every later one-split fit in a
+    process single-threaded). The least of a few readings is taken.
     """
     try:
         counts = []
@@ -88,10 +93,32 @@ def busy_cores() -> int:
             if i:
                 time.sleep(_LOAD_INTERVAL)
             with open("/proc/loadavg", encoding="ascii") as f:
-                counts.append(int(f.read().split()[3].split("/")[0]))
+                running = int(f.read().split()[3].split("/")[0])
+            counts.append(running - own_running_threads())
     except (OSError, ValueError, IndexError):
         return 0
-    return max(0, min(counts) - 1)  # less the thread reading it
+    return max(0, min(counts))
+
+
+def own_running_threads() -> int:
+    """Count the threads of this process running or runnable now (Linux), at least 1.
+
+    Counted from the state field of ``/proc/self/task/*/stat``; 1 (the thread
+    asking) where that cannot be read.
+    """
+    running = 0
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return 1
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/stat", encoding="ascii") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        running += state == "R"
+    return max(1, running)
 
 
 def plan_threads(n_splits: int, n_jobs, *, threads_change_results: bool) -> ThreadPlan:

@@ -315,3 +315,13 @@ def test_the_home_page_quotes_the_categorical_example_as_the_docs_do():
     (table,) = re.findall(r"```text\n(.*?)```", index, re.S)
     quoted = _quoted_outputs()["categorical_lightgbm"].splitlines()
     assert all(line in quoted for line in table.strip().splitlines()), table
+
+
+def test_where_time_goes_benchmark_smoke():
+    out = run(
+        "benchmarks/where_time_goes.py", "--rows", "1500", "--cols", "8",
+        "--repeats", "1",
+    )  # fmt: skip
+    rows = [line for line in out.splitlines() if line.startswith("| cv=")]
+    assert [row.split("|")[1].strip() for row in rows] == ["cv=5", "cv=None"]
+    assert "one all-thread fit" in out

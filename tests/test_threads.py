@@ -107,3 +107,28 @@ def test_blas_limit_restored_and_catboost_and_negative_settings(cores):
         est = lgb.LGBMRegressor(n_estimators=5, n_jobs=-2, verbose=-1)  # 1 of 2
         sel = TreeInnerSelector(est, cv=None, random_state=0).fit(X, y)
         assert sel.estimator_.get_params()["n_jobs"] == -2  # kept: not raised
+
+
+def test_this_processs_own_spinning_threads_are_not_other_programs(monkeypatch):
+    # Issue 42: the OpenMP threads of a booster this process had just fitted
+    # spin for a while and count in /proc/loadavg; they were taken for another
+    # program, and every later one-split fit in the process ran on one thread.
+    import builtins
+    import io
+
+    real_open = builtins.open
+
+    def fake_open(path, *args, **kwargs):
+        if path == "/proc/loadavg":
+            return io.StringIO("0.50 0.40 0.30 3/78 12345\n")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(_threads, "own_running_threads", lambda: 3)
+    assert _threads.busy_cores() == 0  # all three running threads are ours
+    monkeypatch.setattr(_threads, "own_running_threads", lambda: 1)
+    assert _threads.busy_cores() == 2
+
+
+def test_own_running_threads_counts_at_least_the_caller():
+    assert _threads.own_running_threads() >= 1

@@ -1,0 +1,166 @@
+"""Where the selector's time goes, against one fit of its booster (issue 42).
+
+For the default ``TreeInnerSelector`` (XGBoost, the test of the column) on
+generated data of a given size, this times
+
+- **one fit**: the default booster fitted once on all rows with every thread
+  (what a user compares a selector with);
+- the selector with ``cv=5`` (chained: 4 fits) and with ``cv=None`` (one fit
+  on half the rows), and splits that time into stages by wrapping the
+  package's own functions for the run (seconds summed over the threads
+  that ran them, so they can exceed the wall time when splits run side by
+  side):
+
+  - ``fit``: the booster's training on each split (``_crossfit._fit``);
+  - ``scoring``: scoring a split's held-out rows (``score_features``), of
+    which ``terms`` (the rows' TreeInner terms, ``row_terms``), ``resample``
+    (the test of the column's resampled terms, ``resampled_terms``) and
+    ``booster predict`` (every call into XGBoost's ``Booster.predict`` and
+    ``inplace_predict``: the leaves, the routing check, the margins; inside
+    the other two);
+  - ``checks``: the dependent-rows checks;
+  - ``outside the splits``: the selector's wall time not spent in
+    ``run_splits`` (validation, statistics, storing).
+
+Usage::
+
+    python benchmarks/where_time_goes.py                       # 20,000 x 50
+    python benchmarks/where_time_goes.py --rows 100000 --cols 100
+    python benchmarks/where_time_goes.py --rows 300 --cols 2000 --task classification
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import threading
+import time
+from collections import defaultdict
+
+import numpy as np
+import xgboost as xgb
+
+from skl_treeinner import TreeInnerSelector, _dependence, _permutation, _scoring
+from skl_treeinner._engines.memory import _crossfit, _run
+from skl_treeinner._readers import make_estimator
+
+_LOCK = threading.Lock()
+_SPENT = defaultdict(float)
+_INSIDE = threading.local()
+
+
+def _timed(category, function):
+    """``function``, adding its run time to ``category`` (outermost call only)."""
+
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        depth = getattr(_INSIDE, category, 0)
+        setattr(_INSIDE, category, depth + 1)
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            setattr(_INSIDE, category, depth)
+            if depth == 0:
+                with _LOCK:
+                    _SPENT[category] += time.perf_counter() - start
+
+    return run
+
+
+def _instrument():
+    """Wrap the stages; return a function that undoes it."""
+    patches = [
+        (_crossfit, "_fit", "fit"),
+        (_crossfit, "score_features", "scoring"),
+        (_permutation, "resampled_terms", "resample"),
+        (_permutation, "row_terms", "terms"),
+        (_scoring, "row_terms", "terms"),
+        (_dependence, "check_dependent_rows", "checks"),
+        (_run, "check_dependent_rows", "checks"),
+        (_run, "run_splits", "splits"),
+        (xgb.Booster, "predict", "predict"),
+        (xgb.Booster, "inplace_predict", "predict"),
+    ]
+    saved = []
+    for owner, name, category in patches:
+        if not hasattr(owner, name):
+            continue
+        original = getattr(owner, name)
+        saved.append((owner, name, original))
+        setattr(owner, name, _timed(category, original))
+    return lambda: [setattr(o, n, f) for o, n, f in saved]
+
+
+def _data(rows, cols, task, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(rows, cols))
+    signal = X[:, 0] + 0.5 * X[:, 1] - 0.5 * X[:, 2] + 0.3 * X[:, 3] * X[:, 4]
+    if task == "classification":
+        y = (signal + rng.normal(size=rows) > 0).astype(int)
+    else:
+        y = signal + rng.normal(size=rows)
+    return X, y
+
+
+def _best(seconds_of, repeats):
+    return min(seconds_of() for _ in range(repeats))
+
+
+def main(argv=None):
+    """Print one fit's time and the selector's stages, as a Markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=20000)
+    parser.add_argument("--cols", type=int, default=50)
+    parser.add_argument("--task", choices=["regression", "classification"],
+                        default="regression")  # fmt: skip
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args(argv)
+    X, y = _data(args.rows, args.cols, args.task)
+    classifier = args.task == "classification"
+    booster = make_estimator("xgboost", classifier, random_state=0)
+
+    def one_fit():
+        model = booster.__class__(**{**booster.get_params(), "n_jobs": -1})
+        start = time.perf_counter()
+        model.fit(X, y)
+        return time.perf_counter() - start
+
+    single = _best(one_fit, args.repeats)
+    print(
+        f"{args.rows} x {args.cols} {args.task}: one all-thread fit of the default "
+        f"booster on all rows {single:.2f} s"
+    )
+    print()
+    print("| selector | wall s | × one fit | fit | scoring | terms | resample "
+          "| booster predict | checks | outside the splits |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for cv in (5, None):
+        TreeInnerSelector(random_state=0, cv=cv).fit(X[:500], y[:500])  # warm
+        runs = []
+        for _ in range(args.repeats):
+            _SPENT.clear()
+            undo = _instrument()
+            try:
+                start = time.perf_counter()
+                TreeInnerSelector(random_state=0, cv=cv).fit(X, y)
+                wall = time.perf_counter() - start
+            finally:
+                undo()
+            runs.append((wall, dict(_SPENT)))
+        wall, spent = min(runs, key=lambda run: run[0])
+        cells = [
+            spent.get(key, 0.0)
+            for key in ("fit", "scoring", "terms", "resample", "predict", "checks")
+        ]
+        cells.append(wall - spent.get("splits", 0.0))
+        print(
+            f"| cv={cv} | {wall:.2f} | {wall / single:.2f} | "
+            + " | ".join(f"{c:.2f}" for c in cells)
+            + " |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
