@@ -1,7 +1,7 @@
 """Fitted statistics of the selector on fixed configurations, compared bit for bit.
 
 For a restructuring that must not change a number: capture the statistics
-with the code before and after, then compare. Sixteen configurations: both
+with the code before and after, then compare. Nineteen configurations: both
 engines (a one-worker Dask LocalCluster), feature groups, weights, the
 refit curve (best and 1se), prefit, RepeatedKFold, row groups, time
 series, TreeSHAP, one split, LightGBM with categorical_feature::
@@ -15,7 +15,8 @@ series, TreeSHAP, one split, LightGBM with categorical_feature::
 attributes that differ) and exits 1 on any difference. ``--no-dask`` skips
 the Dask configurations. An error a configuration raises is captured and
 compared too. The selector runs with ``test="model"`` (the default before
-issue 40; see ``model_test_selector``).
+issue 40; see ``model_test_selector``), but for three configurations of the
+test of the column (``column_test_configs``), which compare revisions since.
 """
 
 import argparse
@@ -75,6 +76,40 @@ def model_test_selector():
         return TreeInnerSelector(*args, **kwargs)
 
     return make
+
+
+def column_test_configs(X, y, Xc, yc, small):
+    """The test of the column (the default since issue 40), in memory.
+
+    Its resampling kernel is compared bit for bit by these; a revision
+    before issue 40 has no such test, and these configurations then differ.
+    """
+    import xgboost as xgb
+
+    from skl_treeinner import TreeInnerSelector
+
+    yield (
+        "column-cv3",
+        lambda: TreeInnerSelector(
+            xgb.XGBRegressor(**small), test="column", cv=3, random_state=20
+        ).fit(X, y),
+    )
+    yield (
+        "column-groups-clf-one-split",
+        lambda: TreeInnerSelector(
+            xgb.XGBClassifier(**small),
+            test="column",
+            cv=None,
+            feature_groups={"ab": [0, 1], "rest": [2, 3, 4, 5]},
+            random_state=21,
+        ).fit(Xc, yc),
+    )
+    yield (
+        "column-default-weights",
+        lambda: TreeInnerSelector(test="column", random_state=22).fit(
+            X, y, sample_weight=np.linspace(0.5, 2, len(y))
+        ),
+    )
 
 
 def configs(with_dask=True):
@@ -157,6 +192,7 @@ def configs(with_dask=True):
             random_state=8,
         ).fit(pd.DataFrame(X, columns=[f"c{i}" for i in range(6)]), y),
     )
+    yield from column_test_configs(X, y, Xc, yc, small)
     try:
         import lightgbm as lgb
 

@@ -44,6 +44,28 @@ def _leaf(X, i, src, u, root, unit_of, left, right, feature, threshold, miss, st
 
 
 @_jit
+def path_bound(offsets, left, right, n_trees):
+    """Return the sum over trees of their deepest leaf's depth."""
+    stack = np.empty(left.shape[0] + 1, np.int64)
+    depth = np.empty(left.shape[0] + 1, np.int64)
+    total = 0
+    for t in range(n_trees):
+        top, deepest = 0, 0
+        stack[0], depth[0] = offsets[t], 0
+        while top >= 0:
+            node, d = stack[top], depth[top]
+            top -= 1
+            if left[node] >= 0:
+                stack[top + 1], depth[top + 1] = left[node], d + 1
+                stack[top + 2], depth[top + 2] = right[node], d + 1
+                top += 2
+            elif d > deepest:
+                deepest = d
+        total += deepest
+    return total
+
+
+@_jit
 def permuted_terms(
     X,
     start,
@@ -85,12 +107,15 @@ def permuted_terms(
     targets, shape (C, rows)), ``w`` and ``out`` (C, rows, n_units) are the
     block's. ``perm[b, start + i]`` is the row of X that lends row i its
     unit values in draw b. ``unit_of[k]`` is the unit of model column k (or
-    -1); ``unit_trees[unit_ptr[u]:unit_ptr[u + 1]]`` the trees that split on
-    unit u, in boosting order, and ``unit_cols[col_ptr[u]:col_ptr[u + 1]]``
-    its columns. ``own[c, i, u]`` is row i's own term of unit u (the block's
-    rows): a draw whose source row holds the same values of the unit (NaN
-    alike) reaches the same leaves, so it takes that term without a walk;
-    an empty ``own`` (no channel) walks every draw.
+    -1); ``unit_ptr`` has one entry more than there are units (the trees
+    that split on unit u, ``unit_trees[unit_ptr[u]:unit_ptr[u + 1]]``, are
+    not walked: of those, only the ones whose path for the row tests u can
+    change, and the row's own walk finds them), and
+    ``unit_cols[col_ptr[u]:col_ptr[u + 1]]`` are its columns.
+    ``own[c, i, u]`` is row i's own term of unit u (the block's rows): a
+    draw whose source row holds the same values of the unit (NaN alike)
+    reaches the same leaves, so it takes that term without a walk; an empty
+    ``own`` (no channel) walks every draw.
     Returns OK, or MISROUTED when the rule sends a row to another leaf than
     the booster (nothing is then trusted).
     """
@@ -108,16 +133,54 @@ def permuted_terms(
     weighted = w.shape[0] > 0
     shortcut = own.shape[0] > 0
     per_draw = 1.0 / n_draws
+    # A unit can change a row's leaf only in the trees whose path for the row
+    # tests it: elsewhere the resampled row follows the same path to the same
+    # leaf, where the unit's PreDecomp is zero (Def. 1). So each row's trees
+    # of each unit are those: (unit, tree) pairs of its paths, by unit.
+    cap = path_bound(offsets, left, right, n_trees)
+    path_unit = np.empty(cap, np.int64)
+    path_tree = np.empty(cap, np.int64)
+    row_trees = np.empty(cap, np.int64)
+    row_ptr = np.empty(n_units + 1, np.int64)
+    fill = np.empty(n_units, np.int64)
     for i in range(n):
         row = start + i
-        # The booster's leaves must be the rule's, tree by tree.
+        # The booster's leaves must be the rule's, tree by tree; the walk
+        # notes the units each path tests (once per path).
+        m = 0
         for t in range(n_trees):
-            node = _leaf(
-                X, row, row, -1, offsets[t], unit_of, left, right, feature,
-                threshold, missing_left, strict,
-            )  # fmt: skip
+            node = offsets[t]
+            first = m
+            while left[node] >= 0:
+                col = feature[node]
+                u = unit_of[col]
+                if u >= 0:
+                    seen = False
+                    for e in range(first, m):
+                        if path_unit[e] == u:
+                            seen = True
+                            break
+                    if not seen:
+                        path_unit[m] = u
+                        path_tree[m] = t
+                        m += 1
+                if takes_left(X[row, col], threshold[node], missing_left[node], strict):
+                    node = left[node]
+                else:
+                    node = right[node]
             if node != leaves[i, t]:
                 return MISROUTED
+        for u in range(n_units + 1):
+            row_ptr[u] = 0
+        for e in range(m):
+            row_ptr[path_unit[e] + 1] += 1
+        for u in range(n_units):
+            row_ptr[u + 1] += row_ptr[u]
+            fill[u] = row_ptr[u]
+        for e in range(m):  # trees in boosting order within each unit
+            u = path_unit[e]
+            row_trees[fill[u]] = path_tree[e]
+            fill[u] += 1
         # The row's own margin before every round.
         for k in range(n_outputs):
             f[k] = intercept[k]
@@ -130,8 +193,8 @@ def permuted_terms(
         for b in range(n_draws):
             src = perm[b, row]
             for u in range(n_units):
-                if unit_ptr[u + 1] == unit_ptr[u]:
-                    continue  # no tree splits on it: its terms are 0
+                if row_ptr[u + 1] == row_ptr[u]:
+                    continue  # none of the row's paths tests it: its terms are 0
                 same = shortcut
                 for q in range(col_ptr[u], col_ptr[u + 1] if shortcut else 0):
                     a, v = X[row, unit_cols[q]], X[src, unit_cols[q]]
@@ -146,8 +209,8 @@ def permuted_terms(
                     delta[k] = 0.0
                     pending[k] = 0.0
                 current = -1
-                for q in range(unit_ptr[u], unit_ptr[u + 1]):
-                    t = unit_trees[q]
+                for q in range(row_ptr[u], row_ptr[u + 1]):
+                    t = row_trees[q]
                     r = tree_round[t]
                     if r != current:  # the trees of a round share its margin
                         for k in range(n_outputs):
