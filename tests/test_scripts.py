@@ -272,7 +272,7 @@ def test_fitted_identity_compares_captures(tmp_path):
     stdout = run("benchmarks/fitted_identity.py", "capture", str(out), "--no-dask")
     assert "memory-curve-best fitted" in stdout
     stdout = run("benchmarks/fitted_identity.py", "compare", str(out), str(out))
-    assert "11 of 11 configurations bit-identical" in stdout
+    assert "14 of 14 configurations bit-identical" in stdout
     import pickle
 
     captured = pickle.loads(out.read_bytes())
