@@ -29,15 +29,16 @@ def draw_plot(selector, target: str):
     """Draw the scores, and below them the refit curve if fitted; return the figure."""
     import matplotlib.pyplot as plt
 
-    from ._plot_parts import AUTO_ALL, AUTO_TOP
-    from .plotting import plot_refit_curve, plot_scores
+    from ._plot_parts import check_top
+    from .plotting import _scores_figsize, plot_refit_curve, plot_scores
 
     if getattr(selector, "cv_results_", None) is None:
         ax = plot_scores(selector)
     else:  # two subfigures: each plot lays out its own panel and legend
         bars = len(getattr(selector, "group_scores_", selector.scores_))
-        rows = bars if bars <= AUTO_ALL else AUTO_TOP + 1  # as plot_scores draws
-        height = 2.0 + 0.24 * max(rows, 4)  # and sizes itself
+        top = check_top("auto", n_bars=bars)  # the rows plot_scores draws
+        rows = bars if top is None else top + 1
+        height = _scores_figsize(rows, [], pvalues=False)[0]
         figure = plt.figure(figsize=(10.0, height + 3.6), layout="constrained")
         top, bottom = figure.subfigures(2, 1, height_ratios=[height, 3.6])
         ax = plot_scores(selector, ax=top.subplots())

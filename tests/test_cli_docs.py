@@ -28,14 +28,18 @@ def _blocks(fence):
     return re.findall(rf"```{fence}\n(.*?)```", PAGE.read_text(), re.S)
 
 
-def _cli(*args, cwd):
-    out = subprocess.run(
+def _run_cli(*args, cwd):
+    return subprocess.run(
         [sys.executable, "-m", "skl_treeinner", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def _cli(*args, cwd):
+    out = _run_cli(*args, cwd=cwd)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -73,12 +77,6 @@ def test_the_errors_are_what_the_command_prints(tmp_path):
     assert len(pairs) >= 3
     for command, quoted in pairs:
         args = command.removeprefix("$ skl-treeinner ").split()
-        out = subprocess.run(
-            [sys.executable, "-m", "skl_treeinner", *args],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        out = _run_cli(*args, cwd=tmp_path)
         assert out.returncode == 1
         _compare(quoted, out.stderr, command)
