@@ -451,3 +451,37 @@ def test_the_selector_sets_one_column_per_ctr_before_any_fit(monkeypatch):
         with pytest.raises(ValueError, match="max_ctr_complexity=2 combines"):
             TreeInnerSelector(estimator, cv=2).fit(X, y, **fit_params)
     assert not fits
+
+
+def test_the_read_cache_skips_the_json_and_still_sees_changes_in_place(
+    monkeypatch, tmp_path
+):
+    """The cache key is CatBoost's binary model: a hit writes no JSON; a model
+    trained again, loaded over, or given a new bias in place is read again."""
+    from skl_treeinner._readers._catboost import CatBoostReader
+
+    dumps = []
+    real = CatBoostReader._json
+    monkeypatch.setattr(
+        CatBoostReader, "_json", lambda self: dumps.append(1) or real(self)
+    )
+    X, y = _data(n=400, seed=7)
+    model = _fit(cb.CatBoostRegressor, X, y)
+    first = read_model(model).ensemble
+    assert read_model(model).ensemble is first and len(dumps) == 1
+
+    def assert_read_again():
+        count = len(dumps)
+        _assert_prop1(model, X)  # against CatBoost's own margins, as changed
+        assert len(dumps) == count + 1
+
+    model.fit(X, -y)  # trained again in place
+    assert_read_again()
+    scale, bias = model.get_scale_and_bias()
+    model.set_scale_and_bias(scale, bias + 1.0)
+    assert_read_again()
+    other = _fit(cb.CatBoostRegressor, X, y, depth=2)
+    path = tmp_path / "other.cbm"
+    other.save_model(str(path))
+    model.load_model(str(path))  # loaded over
+    assert_read_again()

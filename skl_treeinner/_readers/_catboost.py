@@ -9,6 +9,9 @@ What we rely on inside CatBoost (pinned by ``tests/test_catboost.py``):
   each leaf); ``scale_and_bias`` (margin = scale · Σ leaves + bias); and
   ``features_info``, whose float-feature borders, one-hot values and CTR
   borders, enumerated in that order, are the ``split_index`` of every split.
+- ``_serialize_model()``: the model's binary (``cbm``) bytes, as CatBoost
+  pickles them, about a hundredth of the JSON's cost; the key of the read
+  cache, so a model changed in place is read again.
 - Leaf index ``Σ_i b_i 2**i``, where ``b_i`` is the side of ``splits[i]``, as
   ``calc_leaf_indexes`` returns it: rows are always routed by CatBoost.
 - Leaf values (measured, for the plain and ordered boosting types and
@@ -260,10 +263,12 @@ class CatBoostReader(ModelReader):
             )
         ):
             self.classes_ = np.asarray(classes)
-        text = self._json()
+        # The key is the model's binary bytes (trees, borders, leaf values,
+        # scale and bias: all the JSON holds, at a hundredth of its cost);
+        # the JSON is written only to read a model not in the cache.
         self.ensemble, self.lost_identities = self.cached_read(
-            (text, json.dumps(params, sort_keys=True, default=str)),
-            lambda: self._read(json.loads(text), params),
+            (model._serialize_model(), json.dumps(params, sort_keys=True, default=str)),
+            lambda: self._read(json.loads(self._json()), params),
         )
         # Leaf L of tree m is node first_leaf[m] + L (see _symmetric_tree).
         ens = self.ensemble
