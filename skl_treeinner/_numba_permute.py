@@ -31,7 +31,7 @@ MISROUTED = 2
 
 @_jit
 def _leaf(X, i, src, u, root, unit_of, left, right, feature, threshold, miss, strict):
-    """Return the leaf row i reaches from ``root``, unit u's values from row ``src``."""
+    """Return the leaf row i reaches from node ``root``, unit u's values from src."""
     node = root
     while left[node] >= 0:
         f = feature[node]
@@ -41,6 +41,16 @@ def _leaf(X, i, src, u, root, unit_of, left, right, feature, threshold, miss, st
         else:
             node = right[node]
     return node
+
+
+@_jit
+def _unit_sum(node, u, shift, unit_of, tab_ptr, tab_col, tab_val):
+    """Return unit u's PreDecomp in ``node`` (its columns' path-table entries)."""
+    s = 0.0
+    for e in range(tab_ptr[node], tab_ptr[node + 1]):
+        if unit_of[tab_col[e] - shift] == u:
+            s += tab_val[e]
+    return s
 
 
 @_jit
@@ -140,7 +150,18 @@ def permuted_terms(
     cap = path_bound(offsets, left, right, n_trees)
     path_unit = np.empty(cap, np.int64)
     path_tree = np.empty(cap, np.int64)
+    path_node = np.empty(cap, np.int64)
     row_trees = np.empty(cap, np.int64)
+    # Where each row's path first tests the unit: above it the resampled
+    # row follows the row's own path, so its walk starts there.
+    row_nodes = np.empty(cap, np.int64)
+    # Per entry of row_trees, the unit's PreDecomp in the row's own leaf; per
+    # round and channel, the row's own gradient. A resampled walk that lands
+    # in the row's own leaf takes the first, and one whose earlier trees left
+    # its margin as it was (delta exactly 0) takes the second: the numbers
+    # the walk would compute, computed once per row instead of once a draw.
+    own_s = np.empty(cap)
+    own_g = np.empty((n_rounds, channels, n_outputs))
     row_ptr = np.empty(n_units + 1, np.int64)
     fill = np.empty(n_units, np.int64)
     for i in range(n):
@@ -163,6 +184,7 @@ def permuted_terms(
                     if not seen:
                         path_unit[m] = u
                         path_tree[m] = t
+                        path_node[m] = node
                         m += 1
                 if takes_left(X[row, col], threshold[node], missing_left[node], strict):
                     node = left[node]
@@ -180,13 +202,25 @@ def permuted_terms(
         for e in range(m):  # trees in boosting order within each unit
             u = path_unit[e]
             row_trees[fill[u]] = path_tree[e]
+            row_nodes[fill[u]] = path_node[e]
             fill[u] += 1
-        # The row's own margin before every round.
+        for u in range(n_units):
+            for q in range(row_ptr[u], row_ptr[u + 1]):
+                t = row_trees[q]
+                own_s[q] = _unit_sum(
+                    leaves[i, t], u, group[t] * n_features, unit_of, tab_ptr,
+                    tab_col, tab_val,
+                )  # fmt: skip
+        # The row's own margin before every round, and its gradients there.
         for k in range(n_outputs):
             f[k] = intercept[k]
         for r in range(n_rounds):
             for k in range(n_outputs):
                 margin[r, k] = f[k]
+            for c in range(channels):
+                gradient(code, prm, f, y[c, i], g)
+                for k in range(n_outputs):
+                    own_g[r, c, k] = g[k]
             for t in range(indptr[r], indptr[r + 1]):
                 f[group[t]] += value[leaves[i, t]]
         wi = w[i] if weighted else 1.0
@@ -209,6 +243,7 @@ def permuted_terms(
                     delta[k] = 0.0
                     pending[k] = 0.0
                 current = -1
+                unshifted = True  # every delta[k] is exactly 0
                 for q in range(row_ptr[u], row_ptr[u + 1]):
                     t = row_trees[q]
                     r = tree_round[t]
@@ -216,23 +251,32 @@ def permuted_terms(
                         for k in range(n_outputs):
                             delta[k] += pending[k]
                             pending[k] = 0.0
+                            if delta[k] != 0.0:
+                                unshifted = False
                         current = r
                     node = _leaf(
-                        X, row, src, u, offsets[t], unit_of, left, right, feature,
+                        X, row, src, u, row_nodes[q], unit_of, left, right, feature,
                         threshold, missing_left, strict,
                     )  # fmt: skip
                     kk = group[t]
-                    shift = kk * n_features
-                    s = 0.0
-                    for e in range(tab_ptr[node], tab_ptr[node + 1]):
-                        if unit_of[tab_col[e] - shift] == u:
-                            s += tab_val[e]
-                    if s != 0.0:
-                        for k in range(n_outputs):
-                            f[k] = margin[r, k] + delta[k]
-                        scale = wi * inv_lr[t] * s * per_draw
+                    if node == leaves[i, t]:
+                        s = own_s[q]
+                    else:
+                        s = _unit_sum(
+                            node, u, kk * n_features, unit_of, tab_ptr, tab_col,
+                            tab_val,
+                        )  # fmt: skip
+                        pending[kk] += value[node] - value[leaves[i, t]]
+                    if s == 0.0:
+                        continue
+                    scale = wi * inv_lr[t] * s * per_draw
+                    if unshifted:
                         for c in range(channels):
-                            gradient(code, prm, f, y[c, i], g)
-                            out[c, i, u] -= scale * g[kk]
-                    pending[kk] += value[node] - value[leaves[i, t]]
+                            out[c, i, u] -= scale * own_g[r, c, kk]
+                        continue
+                    for k in range(n_outputs):
+                        f[k] = margin[r, k] + delta[k]
+                    for c in range(channels):
+                        gradient(code, prm, f, y[c, i], g)
+                        out[c, i, u] -= scale * g[kk]
     return OK
