@@ -121,8 +121,9 @@ def _fewer_trees(trees):
 
     original = engine_module.default_estimator
 
-    def default(classifier, random_state=None):
-        return original(classifier, random_state).set_params(n_estimators=trees)
+    def default(classifier, random_state=None, n_rows=None):
+        est = original(classifier, random_state, n_rows)
+        return est.set_params(n_estimators=trees)
 
     engine_module.default_estimator = default
 

@@ -27,6 +27,7 @@ Usage::
     python benchmarks/where_time_goes.py                       # 20,000 x 50
     python benchmarks/where_time_goes.py --rows 100000 --cols 100
     python benchmarks/where_time_goes.py --rows 300 --cols 2000 --task classification
+    python benchmarks/where_time_goes.py --rows 300 --cols 2000 --max-bin 32
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import xgboost as xgb
 
 from skl_treeinner import TreeInnerSelector, _dependence, _permutation, _scoring
 from skl_treeinner._engines.memory import _crossfit, _run
-from skl_treeinner._readers import make_estimator
+from skl_treeinner._readers import default_estimator
 
 _LOCK = threading.Lock()
 _SPENT = defaultdict(float)
@@ -115,10 +116,15 @@ def main(argv=None):
     parser.add_argument("--task", choices=["regression", "classification"],
                         default="regression")  # fmt: skip
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--max-bin", type=int, default=None,
+                        help="the booster's max_bin (default: its own)")  # fmt: skip
     args = parser.parse_args(argv)
     X, y = _data(args.rows, args.cols, args.task)
     classifier = args.task == "classification"
-    booster = make_estimator("xgboost", classifier, random_state=0)
+    # The selector's default booster for these rows (its bins follow them).
+    booster = default_estimator(classifier, 0, n_rows=args.rows)
+    if args.max_bin is not None:
+        booster.set_params(max_bin=args.max_bin)
 
     def one_fit():
         model = booster.__class__(**{**booster.get_params(), "n_jobs": -1})
@@ -136,14 +142,17 @@ def main(argv=None):
           "| booster predict | checks | outside the splits |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|")
     for cv in (5, None):
-        TreeInnerSelector(random_state=0, cv=cv).fit(X[:500], y[:500])  # warm
+        selector = TreeInnerSelector(
+            None if args.max_bin is None else booster, random_state=0, cv=cv
+        )
+        selector.fit(X[:500], y[:500])  # warm
         runs = []
         for _ in range(args.repeats):
             _SPENT.clear()
             undo = _instrument()
             try:
                 start = time.perf_counter()
-                TreeInnerSelector(random_state=0, cv=cv).fit(X, y)
+                selector.fit(X, y)
                 wall = time.perf_counter() - start
             finally:
                 undo()

@@ -472,7 +472,7 @@ def _fit(args, inputs):
     """Fit the selector the options describe on the inputs; errors as CLIError."""
     from ._selector import TreeInnerSelector
 
-    estimator = _make_estimator(args, inputs.task == "classification")
+    estimator = _make_estimator(args, inputs.task == "classification", inputs.X)
     if not reader_class(estimator).accepts_infinity:
         check_finite_cells(inputs.X, ESTIMATORS[args.estimator])
     selector = TreeInnerSelector(
@@ -574,8 +574,8 @@ def _notice(args, text: str) -> None:
         print(f"{PROG}: {text}", file=sys.stderr)
 
 
-def _make_estimator(args, classifier: bool):
-    from ._plan import selection_seeds
+def _make_estimator(args, classifier: bool, X):
+    from ._plan import known_rows, selection_seeds
     from ._readers import make_estimator
 
     try:
@@ -590,6 +590,7 @@ def _make_estimator(args, classifier: bool):
             colsample=args.colsample,
             categorical=args.categorical,
             n_jobs=args.threads,
+            n_rows=known_rows(X),  # the default booster's bins
         )
     except ImportError as e:
         raise CLIError(str(e)) from e

@@ -199,15 +199,25 @@ def is_classifier(estimator) -> bool:
 def resolve_estimator(plan: SelectionPlan, default) -> tuple[object, bool]:
     """Return the booster a plan fits and whether it is a classifier.
 
-    The given estimator, or ``default(classifier, plan.booster_seed)`` (an
-    engine's :meth:`~skl_treeinner._engines._base.Engine.default_estimator`),
-    a classifier when y's dtype holds class labels (the selector's one task
-    rule, :func:`~skl_treeinner._validation.target_is_classes`).
+    The given estimator, or ``default(classifier, plan.booster_seed,
+    n_rows)`` (an engine's
+    :meth:`~skl_treeinner._engines._base.Engine.default_estimator`; ``n_rows``
+    is X's number of rows where its shape holds it, else None), a classifier
+    when y's dtype holds class labels (the selector's one task rule,
+    :func:`~skl_treeinner._validation.target_is_classes`).
     """
     if plan.estimator is None:
         classifier = plan.y is not None and target_is_classes(plan.y)
-        return default(classifier, plan.booster_seed), classifier
+        return default(classifier, plan.booster_seed, known_rows(plan.X)), classifier
     return plan.estimator, is_classifier(plan.estimator)
+
+
+def known_rows(X) -> int | None:
+    """X's number of rows where known without computing (a Dask one may not be)."""
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        return len(X) if isinstance(X, list | tuple) else None
+    return int(shape[0]) if isinstance(shape[0], Integral) else None
 
 
 def check_supported(estimator):

@@ -84,6 +84,7 @@ def _fast_booster_as_the_cli_builds_it(seed):
         min_child_weight=1,
         reg_lambda=1.0, tree_method="hist", enable_categorical=False,
         random_state=selection_seeds(seed)[1],  # as the selector seeds its default
+        max_bin=max(16, len(frame) // 16),  # one bin per 16 rows, as the CLI's
     )  # fmt: skip
     return X, y, est
 

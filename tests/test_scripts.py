@@ -325,3 +325,12 @@ def test_where_time_goes_benchmark_smoke():
     rows = [line for line in out.splitlines() if line.startswith("| cv=")]
     assert [row.split("|")[1].strip() for row in rows] == ["cv=5", "cv=None"]
     assert "one all-thread fit" in out
+
+
+def test_default_bins_benchmark_smoke():
+    out = run("benchmarks/default_bins.py", "--smoke")
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line[:3] == "| 2"]
+    rows += [line.split("|")[1:-1] for line in out.splitlines() if line[:3] == "| 3"]
+    assert [int(r[0]) for r in rows] == [256, 32]  # diabetes at both settings
+    assert all(0.0 <= float(r[5]) <= 1.0 for r in rows)  # Jaccard of selections
+    assert "seed noise at 256 bins" in out

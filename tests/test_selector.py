@@ -191,6 +191,34 @@ def test_default_estimator_is_the_papers_xgboost():
     assert isinstance(sel_r.estimator_, xgb.XGBRegressor)
 
 
+def _trained_max_bin(model):
+    """max_bin as XGBoost's own configuration of the trained booster says."""
+    import json
+
+    config = json.loads(model.get_booster().save_config())
+    return int(config["learner"]["gradient_booster"]["tree_train_param"]["max_bin"])
+
+
+def test_default_booster_bins_follow_the_rows_and_a_users_booster_keeps_its_own():
+    from skl_treeinner._plan import known_rows
+    from skl_treeinner._readers import default_estimator
+    from skl_treeinner._readers._xgboost import bins_for_rows
+
+    # One bin per 16 rows, 16 to 256: XGBoost's hist cost grows with its
+    # bins whatever the rows (benchmarks/default_bins.py).
+    assert [bins_for_rows(n) for n in (10, 300, 1000, 4095, 4096, 10**6)] == [
+        16, 18, 62, 255, 256, 256,
+    ]  # fmt: skip
+    assert default_estimator(False, 0, n_rows=10**5).get_params()["max_bin"] == 256
+    assert default_estimator(False, 0).get_params().get("max_bin") is None
+    assert known_rows([[1.0], [2.0]]) == 2 and known_rows(np.ones((7, 2))) == 7
+    X, y = make_data(n=300)
+    sel = TreeInnerSelector(cv=2, random_state=0).fit(X, y)
+    assert {_trained_max_bin(m) for m in sel.estimators_} == {18}
+    own = TreeInnerSelector(small_reg(), cv=2, random_state=0).fit(X, y)
+    assert {_trained_max_bin(m) for m in own.estimators_} == {256}
+
+
 # -- selection rules ----------------------------------------------------------------
 def test_threshold_ranking_and_max_features():
     # The score cut-off alone (alpha=None: no test), as SelectFromModel's.

@@ -110,8 +110,11 @@ class Engine:
         """Say why ``what`` (a function without this engine's path) refuses it."""
         return f"{what} does not take {self.name} input yet; pass in-memory data."
 
-    def default_estimator(self, classifier: bool, random_state):
-        """Build the selector's default booster for this engine's input."""
+    def default_estimator(self, classifier: bool, random_state, n_rows=None):
+        """Build the selector's default booster for this engine's input.
+
+        ``n_rows``: the rows of the data, where known without computing.
+        """
         raise NotImplementedError
 
     def predecomp(self, reader, X, *, return_bias):

@@ -265,8 +265,10 @@ def make_estimator(library: str, classifier: bool, *, random_state=None, **param
         ``n_estimators``, ``learning_rate``, ``max_depth``, ``colsample``
         (the fraction of features each tree, or for HistGradientBoosting each
         split, may use; defaults :data:`DEFAULT_BOOSTER_PARAMS`),
-        ``categorical`` (turn on the booster's categorical support) and
-        ``n_jobs`` (threads).
+        ``categorical`` (turn on the booster's categorical support),
+        ``n_jobs`` (threads) and ``n_rows`` (the rows of the data, when
+        known: XGBoost sets its bins from them, see
+        :func:`~._xgboost.bins_for_rows`; the other libraries keep theirs).
 
     Returns
     -------
@@ -298,14 +300,20 @@ def default_library() -> Library:
     return next(row for row in LIBRARIES if row.key == DEFAULT_LIBRARY)
 
 
-def default_estimator(classifier: bool, random_state=None):
+def default_estimator(classifier: bool, random_state=None, n_rows=None):
     """Build the selector's default booster: XGBoost with the paper's settings.
 
     Categorical support is on, so pandas ``category`` and polars
-    ``Categorical`` columns reach the booster as categories.
+    ``Categorical`` columns reach the booster as categories. ``n_rows``, the
+    rows of the data when known, sets the histogram bins below 4,096 rows
+    (:func:`~._xgboost.bins_for_rows`).
     """
     return make_estimator(
-        DEFAULT_LIBRARY, classifier, random_state=random_state, categorical=True
+        DEFAULT_LIBRARY,
+        classifier,
+        random_state=random_state,
+        categorical=True,
+        n_rows=n_rows,
     )
 
 

@@ -38,7 +38,27 @@ from . import _ubjson as ubjson
 from ._base import ModelReader, feature_names_of, n_rows
 from ._xgboost_node_values import NodeStats, leaf_settings, node_values, tree_nodes
 
-__all__ = ["XGBoostReader"]
+__all__ = ["XGBoostReader", "bins_for_rows"]
+
+#: The default booster keeps one histogram bin per ``ROWS_PER_BIN`` rows of
+#: the data, at least ``MIN_BINS`` and at most XGBoost's own 256
+#: (:func:`bins_for_rows`).
+ROWS_PER_BIN, MIN_BINS, MAX_BINS = 16, 16, 256
+
+
+def bins_for_rows(n_rows: int) -> int:
+    """Return the default booster's ``max_bin`` for data of ``n_rows`` rows.
+
+    XGBoost's ``hist`` method evaluates every bin of every sampled column at
+    every node, whatever the rows: on 300 rows x 2,000 columns that is
+    almost all of a fit (34 s on one thread at 256 bins, 3.2 s at 16), and
+    256 bins on 240 training rows are one bin per value. So below 4,096 rows
+    the bins shrink to one per 16 rows (18 at 300 rows), never under 16;
+    the selection held on the suites of ``benchmarks/default_bins.py``
+    (docs/performance.md, "Wide tables").
+    """
+    return int(min(MAX_BINS, max(MIN_BINS, n_rows // ROWS_PER_BIN)))
+
 
 SUPPORTED_OBJECTIVES = (
     "reg:squarederror",
@@ -219,6 +239,8 @@ class XGBoostReader(ModelReader):
             params["enable_categorical"] = True
         if settings.n_jobs is not None:
             params["n_jobs"] = settings.n_jobs
+        if settings.n_rows is not None:
+            params["max_bin"] = bins_for_rows(settings.n_rows)
         return (xgb.XGBClassifier if settings.classifier else xgb.XGBRegressor)(
             **params
         )

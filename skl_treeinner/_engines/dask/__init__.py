@@ -41,9 +41,9 @@ class DaskEngine(Engine):
             "in-memory data (.compute() a sample that fits)."
         )
 
-    def default_estimator(self, classifier: bool, random_state):
+    def default_estimator(self, classifier: bool, random_state, n_rows=None):
         """Build the in-memory default's Dask twin, with the same settings."""
-        return engine_twin(ENGINE, default_estimator(classifier, random_state))
+        return engine_twin(ENGINE, default_estimator(classifier, random_state, n_rows))
 
     def predecomp(self, reader, X, *, return_bias):
         """Return a lazy Dask array of PreDecomp values, partitioned like X."""

@@ -50,9 +50,9 @@ class InMemory(Engine):
         """Take anything: the dispatch asks the other engines first."""
         return True
 
-    def default_estimator(self, classifier: bool, random_state):
+    def default_estimator(self, classifier: bool, random_state, n_rows=None):
         """Build XGBoost with the paper's settings (the registry's default)."""
-        return default_estimator(classifier, random_state)
+        return default_estimator(classifier, random_state, n_rows)
 
     def predecomp(self, reader, X, *, return_bias):
         """:func:`~skl_treeinner.predecomp` of rows in memory."""
