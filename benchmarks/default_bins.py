@@ -20,6 +20,8 @@ Data sets:
 - ``wide-reg``, ``wide-clf``: 300 rows x 2,000 Gaussian columns, the first
   10 relevant (y = X beta, beta from 0.6 to 1.5, plus unit noise; the
   classifier draws y from the logistic of X beta);
+- ``tall-reg``, ``tall-clf`` (not run by default): 20,000 x 50, the data of
+  ``where_time_goes.py`` (5 relevant columns, one interaction);
 - ``diabetes``, ``cancer``: scikit-learn's diabetes (442 x 10) and breast
   cancer (569 x 30) with 10 Gaussian noise columns and a 30-level noise code
   one-hot encoded (the noise is known; "relevant" counts the real columns
@@ -30,6 +32,9 @@ Usage::
     python benchmarks/default_bins.py                  # about 15 min on 2 cores
     python benchmarks/default_bins.py --bins 256 32 --seeds 0 1 --sets diabetes
     python benchmarks/default_bins.py --smoke          # seconds (the script tests)
+    python benchmarks/default_bins.py --sets tall-reg tall-clf diabetes cancer \
+        --settings n_estimators=400,learning_rate=0.01 \
+        n_estimators=100,learning_rate=0.04          # a cheaper booster per fold
 """
 
 from __future__ import annotations
@@ -59,6 +64,16 @@ def wide(seed, classes, n=300, m=2000, relevant=10):
     return X, y, np.arange(relevant), np.arange(relevant, m)
 
 
+def tall(seed, classes, n=20000, m=50):
+    """where_time_goes.py's data: 5 relevant columns of 50 (one interaction)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    signal = X[:, 0] + 0.5 * X[:, 1] - 0.5 * X[:, 2] + 0.3 * X[:, 3] * X[:, 4]
+    noise = rng.normal(size=n)
+    y = (signal + noise > 0).astype(int) if classes else signal + noise
+    return X, y, np.arange(5), np.arange(5, m)
+
+
 def real(seed, name):
     loader = load_diabetes if name == "diabetes" else load_breast_cancer
     X, y = loader(return_X_y=True)
@@ -75,13 +90,25 @@ SETS = {
     "wide-clf": lambda seed: wide(seed, classes=True),
     "diabetes": lambda seed: real(seed, "diabetes"),
     "cancer": lambda seed: real(seed, "cancer"),
+    "tall-reg": lambda seed: tall(seed, classes=False),
+    "tall-clf": lambda seed: tall(seed, classes=True),
 }
+CLASSIFICATION = ("wide-clf", "cancer", "tall-clf")
 
 
-def fit(X, y, bins, seed, classifier):
+def parse_setting(text):
+    """``"max_bin=32,n_estimators=100"`` -> the booster's parameters."""
+    params = {}
+    for part in text.split(","):
+        key, value = part.split("=")
+        params[key] = float(value) if "." in value or "e" in value else int(value)
+    return params
+
+
+def fit(X, y, setting, seed, classifier):
     est = make_estimator(
         "xgboost", classifier, random_state=seed, categorical=True
-    ).set_params(max_bin=bins)
+    ).set_params(**parse_setting(setting))
     sel = TreeInnerSelector(est, random_state=seed)
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -95,14 +122,14 @@ def jaccard(a, b):
     return 1.0 if union == 0 else float(np.sum(a & b) / union)
 
 
-def report(name, runs, bins, seeds, truth):
+def report(name, runs, settings, seeds, truth):
     relevant, noise = truth
-    base = bins[0]
+    base = settings[0]
     print(f"\n{name}")
-    print("| max_bin | wall s | relevant kept | noise kept | Spearman vs first | "
+    print("| setting | wall s | relevant kept | noise kept | Spearman vs first | "
           "Jaccard vs first |")  # fmt: skip
     print("|---|---|---|---|---|---|")
-    for b in bins:
+    for b in settings:
         rows = [runs[b, s] for s in seeds]
         wall = np.mean([r[0] for r in rows])
         mean = np.mean([r[2][relevant].sum() for r in rows])
@@ -114,7 +141,7 @@ def report(name, runs, bins, seeds, truth):
               f"{rho:.3f} | {jac:.2f} |")  # fmt: skip
     if len(seeds) > 1:
         a, b = runs[base, seeds[0]], runs[base, seeds[1]]
-        print(f"seed noise at {base} bins (seeds {seeds[0]} and {seeds[1]}, same "
+        print(f"seed noise at {base} (seeds {seeds[0]} and {seeds[1]}, same "
               f"data): Spearman {spearmanr(a[1], b[1])[0]:.3f}, Jaccard "
               f"{jaccard(a[2], b[2]):.2f}")  # fmt: skip
 
@@ -122,22 +149,30 @@ def report(name, runs, bins, seeds, truth):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bins", type=int, nargs="+", default=[256, 64, 32])
+    parser.add_argument(
+        "--settings", nargs="+", default=None,
+        help='booster settings to compare instead of --bins, the first the '
+        'baseline: "max_bin=256" "n_estimators=100,learning_rate=0.04"',
+    )  # fmt: skip
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
-    parser.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
+    parser.add_argument(
+        "--sets", nargs="+", default=list(SETS)[:4], choices=list(SETS)
+    )  # fmt: skip
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args(argv)
     if args.smoke:
         args.bins, args.seeds, args.sets = [256, 32], [0, 1], ["diabetes"]
+    settings = args.settings or [f"max_bin={b}" for b in args.bins]
     for name in args.sets:
         runs = {}
         for seed in args.seeds:
             # The data are drawn once (seed 0); the seeds vary the booster and
             # the folds, so seed noise and a setting's effect are comparable.
             X, y, relevant, noise = SETS[name](0)
-            classifier = name in ("wide-clf", "cancer")
-            for b in args.bins:
-                runs[b, seed] = fit(X, y, b, seed, classifier)
-        report(name, runs, args.bins, args.seeds, (relevant, noise))
+            classifier = name in CLASSIFICATION
+            for setting in settings:
+                runs[setting, seed] = fit(X, y, setting, seed, classifier)
+        report(name, runs, settings, args.seeds, (relevant, noise))
 
 
 if __name__ == "__main__":
