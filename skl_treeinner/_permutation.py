@@ -28,7 +28,7 @@ import numpy as np
 from scipy import sparse
 
 from ._kernels import _in_threads, kernels_for
-from ._scoring import final_margins, row_terms
+from ._scoring import final_margins, row_terms, treeshap_terms_of
 
 __all__ = [
     "ColumnTerms",
@@ -227,10 +227,20 @@ def _rescored(reader, X, n, ys, w, *, attribution, unit_of, ptr, sources):
         cols = np.flatnonzero(unit_of == u)
         for b in range(draws):
             X_b = _with_columns_from(X, cols, sources[b])
-            for c, y in enumerate(ys):
-                z = row_terms(reader, X_b, n, y, w, attribution=attribution)
+            for c, z in enumerate(terms_at(reader, X_b, n, ys, w, attribution)):
                 out[c, :, u] += z[:, cols].sum(axis=1) / draws
     return out
+
+
+def terms_at(reader, X, n, ys, w, attribution):
+    """:func:`~skl_treeinner._scoring.row_terms` at each target of ``ys``, a list.
+
+    With TreeSHAP every target is a channel of one pass (each TreeSHAP value
+    computed once: half the work for the two targets of the noise floor).
+    """
+    if attribution == "treeshap" and len(ys) > 1:
+        return list(treeshap_terms_of(reader, X, ys, w, per_sample=True))
+    return [row_terms(reader, X, n, y, w, attribution=attribution) for y in ys]
 
 
 def _with_columns_from(X, cols, rows):
@@ -344,7 +354,7 @@ def column_terms(reader, X, n, y, w, *, attribution, into, feature_groups, seed)
     """
     ens = reader.ensemble
     ys = noise_targets(ens, y)
-    at = [row_terms(reader, X, n, yc, w, attribution=attribution) for yc in ys]
+    at = terms_at(reader, X, n, ys, w, attribution)
     if into is not None:
         at = [into(z) for z in at]
     n_in = at[0].shape[1]

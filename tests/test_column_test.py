@@ -9,6 +9,8 @@ of the model's use keeps noise (a one-hot noise categorical with rare
 levels), the test of the column must not.
 """
 
+import functools
+
 import numpy as np
 import pytest
 import xgboost as xgb
@@ -79,25 +81,33 @@ def test_rerouted_trees_equal_the_boosters_routing(name, units):
     )
 
 
-def test_selector_statistics_are_the_paired_test_of_resampled_rows():
-    """scores_, null_scores_, pvalues_: tree_inner on explicitly resampled rows."""
+@pytest.mark.parametrize("attribution", ["predecomp", "treeshap"])
+def test_selector_statistics_are_the_paired_test_of_resampled_rows(attribution):
+    """scores_, null_scores_, pvalues_: tree_inner on explicitly resampled rows.
+
+    With TreeSHAP the selector scores both targets of the noise floor in one
+    pass (two channels); here each is a call of its own.
+    """
+    terms = functools.partial(tree_inner, per_sample=True, attribution=attribution)
     X, y = _data(600)
     model = xgb.XGBRegressor(n_estimators=40, max_depth=3).fit(X[:300], y[:300])
     X_new, y_new = X[300:], y[300:]
-    selector = TreeInnerSelector(model, prefit=True, test="column", random_state=5)
+    selector = TreeInnerSelector(
+        model, prefit=True, test="column", attribution=attribution, random_state=5
+    )
     selector.fit(X_new, y_new)
     split_seed = selection_seeds(5)[0]
     sources = perm.draw_sources(len(y_new), perm.DRAWS, [split_seed, 0])
-    z = tree_inner(model, X_new, y_new, per_sample=True)
-    z1 = tree_inner(model, X_new, y_new + 1.0, per_sample=True)
+    z = terms(model, X_new, y_new)
+    z1 = terms(model, X_new, y_new + 1.0)
     drawn = np.zeros_like(z)
     drawn1 = np.zeros_like(z)
     for j in range(X.shape[1]):
         for src in sources:
             Xb = X_new.copy()
             Xb[:, j] = X_new[src, j]
-            drawn[:, j] += tree_inner(model, Xb, y_new, per_sample=True)[:, j]
-            drawn1[:, j] += tree_inner(model, Xb, y_new + 1.0, per_sample=True)[:, j]
+            drawn[:, j] += terms(model, Xb, y_new)[:, j]
+            drawn1[:, j] += terms(model, Xb, y_new + 1.0)[:, j]
     drawn /= len(sources)
     drawn1 /= len(sources)
     d = z - drawn
