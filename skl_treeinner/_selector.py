@@ -103,9 +103,9 @@ class TreeInnerSelector(
         min_child_weight=1, reg_lambda=1, tree_method="hist",
         enable_categorical=True`` and a seed drawn from ``random_state``
         (``colsample_bytree=0.5`` was chosen by measurement: see the user
-        guide); below 4,096 rows ``max_bin`` is one bin per 16 rows, at
-        least 16 (XGBoost evaluates every bin at every node, whatever the
-        rows: 300 x 2,000 fitted 6x faster, selecting as well).
+        guide); in memory below 4,096 rows ``max_bin`` is one bin per 16
+        rows, at least 16 (XGBoost evaluates every bin at every node, whatever
+        the rows: 300 x 2,000 6-8x faster, selecting as well).
         The dtype of ``y`` decides (the command line uses the same rule):
         integer, boolean, string and categorical targets are class labels,
         float targets are numbers even when every value is whole. Pass

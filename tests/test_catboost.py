@@ -480,7 +480,9 @@ def test_the_read_cache_skips_the_json_and_still_sees_changes_in_place(
     scale, bias = model.get_scale_and_bias()
     model.set_scale_and_bias(scale, bias + 1.0)
     assert_read_again()
-    other = _fit(cb.CatBoostRegressor, X, y, depth=2)
+    # Same parameters, other data: only the model's bytes tell them apart.
+    other = _fit(cb.CatBoostRegressor, X, 2.0 * y)
+    assert other.get_all_params() == model.get_all_params()
     path = tmp_path / "other.cbm"
     other.save_model(str(path))
     model.load_model(str(path))  # loaded over

@@ -625,3 +625,20 @@ def test_column_test_chains_the_folds_on_dask(client):
     # Every fold holds about a third of the rows; folds 1 and 2 are scored.
     assert 450 < column.n_scored_rows_ < 750
     assert column.pvalues_[0] < 1e-3
+
+
+def test_the_dask_default_keeps_256_bins_whatever_the_rows():
+    """A Dask DataFrame's rows are unknown without computing, so the Dask
+    default keeps XGBoost's bins for arrays and DataFrames alike; in memory,
+    300 rows give 18 (one per 16 rows)."""
+    from skl_treeinner._engines.dask import DaskEngine
+    from skl_treeinner._engines.memory import InMemory
+    from skl_treeinner._plan import known_rows
+
+    frame = dd.from_pandas(pd.DataFrame({"a": np.arange(300.0)}), npartitions=2)
+    assert known_rows(frame) is None
+    assert known_rows(da.ones((300, 2), chunks=100)) == 300
+    twin = DaskEngine().default_estimator(False, 0, n_rows=300)
+    assert isinstance(twin, dxgb.DaskXGBRegressor)
+    assert twin.get_params()["max_bin"] is None  # XGBoost's own 256
+    assert InMemory().default_estimator(False, 0, 300).get_params()["max_bin"] == 18

@@ -35,9 +35,9 @@ class BoosterSettings:
     categorical: bool = False
     #: Threads, where the booster has a setting for them.
     n_jobs: int | None = None
-    #: Rows of the data the booster will be trained on (its folds), when
-    #: known: a library whose cost grows with its bins whatever the rows
-    #: sets them from it (XGBoost, :func:`~._xgboost.bins_for_rows`).
+    #: Rows of the whole data the selector was given, when known: a library
+    #: whose cost grows with its bins whatever the rows sets them from it
+    #: (XGBoost, :func:`~._xgboost.bins_for_rows`).
     n_rows: int | None = None
 
 

@@ -51,9 +51,10 @@ def bins_for_rows(n_rows: int) -> int:
 
     XGBoost's ``hist`` method evaluates every bin of every sampled column at
     every node, whatever the rows: on 300 rows x 2,000 columns that is
-    almost all of a fit (34 s on one thread at 256 bins, 3.2 s at 16), and
-    256 bins on 240 training rows are one bin per value. So below 4,096 rows
-    the bins shrink to one per 16 rows (18 at 300 rows), never under 16;
+    almost all of a fit (a fold's 240 rows: 34 s on one thread at 256 bins,
+    3.2 s at 16), and 256 bins on 240 rows are one bin per value. So below
+    4,096 rows of the whole data the bins shrink to one per 16 of its rows
+    (18 at 300 rows), never under 16;
     the selection held on the suites of ``benchmarks/default_bins.py``
     (docs/performance.md, "Wide tables").
     """

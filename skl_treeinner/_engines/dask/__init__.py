@@ -42,8 +42,14 @@ class DaskEngine(Engine):
         )
 
     def default_estimator(self, classifier: bool, random_state, n_rows=None):
-        """Build the in-memory default's Dask twin, with the same settings."""
-        return engine_twin(ENGINE, default_estimator(classifier, random_state, n_rows))
+        """Build the in-memory default's Dask twin, with XGBoost's 256 bins.
+
+        ``n_rows`` is not used: a Dask DataFrame's rows are not known without
+        computing, and a Dask array's and a DataFrame's defaults must agree.
+        The bins matter on a few thousand rows, where in-memory data fit.
+        """
+        del n_rows
+        return engine_twin(ENGINE, default_estimator(classifier, random_state))
 
     def predecomp(self, reader, X, *, return_bias):
         """Return a lazy Dask array of PreDecomp values, partitioned like X."""

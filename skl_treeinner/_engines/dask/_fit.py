@@ -250,8 +250,8 @@ def _head(dask, y):
 def check_input(plan, default) -> CheckedInput:
     """Check a plan of Dask collections before anything is computed or fitted.
 
-    ``default(classifier, seed)`` builds the default booster when the plan
-    names none.
+    ``default(classifier, seed, n_rows)`` builds the default booster when
+    the plan names none.
     """
     dask_modules("TreeInnerSelector on Dask collections")  # installed, or say how
     X, y, sample_weight, cv = plan.X, plan.y, plan.sample_weight, plan.cv
