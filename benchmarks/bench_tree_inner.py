@@ -226,6 +226,13 @@ def main(argv=None):
         action="store_true",
         help="also time TreeInnerSelector's fit with each attribution",
     )
+    ap.add_argument(
+        "--test",
+        choices=["model", "column"],
+        default="model",
+        help="the selector's test with --selector (default model, as the "
+        "table of docs/performance.md was measured)",
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.rows, args.features, args.trees = 500, 10, 20
@@ -294,7 +301,7 @@ def _time(args, model, leaf, contribs, X_val, y_val, threads):
         t_contribs, _ = best_of(lambda: contribs(X_val), shap_repeat)
         t_inner_shap, _ = best_of(inner_shap, shap_repeat)
     if args.selector:
-        t_select = _time_selector(model, X_val, y_val, min(args.repeat, 3))
+        t_select = _time_selector(model, X_val, y_val, min(args.repeat, 3), args.test)
 
     tracemalloc.start()
     inner()
@@ -342,7 +349,7 @@ def _time(args, model, leaf, contribs, X_val, y_val, threads):
     )
 
 
-def _time_selector(model, X, y, repeat):
+def _time_selector(model, X, y, repeat, test):
     """Best fit time of the selector on X, y with each attribution."""
     from sklearn.base import clone
 
@@ -351,7 +358,7 @@ def _time_selector(model, X, y, repeat):
     times = []
     for attribution in ("predecomp", "treeshap"):
         selector = TreeInnerSelector(
-            clone(model), attribution=attribution, random_state=0
+            clone(model), attribution=attribution, test=test, random_state=0
         )
         selector.fit(X, y)  # warm-up
         times.append(best_of(lambda s=selector: s.fit(X, y), repeat)[0])

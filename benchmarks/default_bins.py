@@ -107,8 +107,8 @@ def parse_setting(text):
 
 def fit(X, y, setting, seed, classifier):
     est = make_estimator(
-        "xgboost", classifier, random_state=seed, categorical=True
-    ).set_params(**parse_setting(setting))
+        "xgboost", classifier, random_state=seed, categorical=True, n_rows=len(y)
+    ).set_params(**parse_setting(setting))  # the default's bins unless given
     sel = TreeInnerSelector(est, random_state=seed)
     start = time.perf_counter()
     with warnings.catch_warnings():
