@@ -12,11 +12,13 @@ column, or several columns drawn together (a feature group, a Pipeline's
 columns of one input column).
 
 :func:`resampled_terms` computes the resampled terms: with the compiled
-kernel (:mod:`skl_treeinner._numba_permute`) only the trees that split on a
-unit are walked again, by the library's split rule, checked against the
-booster's own leaves; otherwise (no numba, TreeSHAP, categorical splits,
-sparse rows, CatBoost) the booster scores the rows again with each unit's
-values drawn, one pass per unit and draw.
+kernels only the trees that can change are walked again, by the library's
+split rule, checked against the booster's own leaves (PreDecomp:
+:mod:`skl_treeinner._numba_permute`, the trees whose path for the row tests
+the unit; TreeSHAP: :mod:`skl_treeinner._numba_permute_shap`, the trees that
+split on the unit anywhere); otherwise (no numba, categorical splits,
+sparse or polars rows, CatBoost's symmetric trees) the booster scores the
+rows again with each unit's values drawn, one pass per unit and draw.
 """
 
 from __future__ import annotations
@@ -119,13 +121,12 @@ def resampled_terms(
         terms summed), at each target.
     """
     ptr, trees = unit_trees(reader.ensemble, unit_of, n_units)
-    if attribution == "predecomp":
-        got = _compiled(
-            reader, X, ys, w, unit_of=unit_of, ptr=ptr, trees=trees, sources=sources,
-            own=own,
-        )  # fmt: skip
-        if got is not None:
-            return got
+    got = _compiled(
+        reader, X, ys, w, attribution=attribution, unit_of=unit_of, ptr=ptr,
+        trees=trees, sources=sources, own=own,
+    )  # fmt: skip
+    if got is not None:
+        return got
     return _rescored(
         reader,
         X,
@@ -139,7 +140,7 @@ def resampled_terms(
     )
 
 
-def _compiled(reader, X, ys, w, *, unit_of, ptr, trees, sources, own=None):
+def _compiled(reader, X, ys, w, *, attribution, unit_of, ptr, trees, sources, own):
     """:func:`resampled_terms` by the compiled kernel, or None where it cannot."""
     kernels = kernels_for(reader.ensemble, reader.n_threads())
     if kernels is None or not kernels.has_gradient:
@@ -150,9 +151,6 @@ def _compiled(reader, X, ys, w, *, unit_of, ptr, trees, sources, own=None):
     rows = reader.treeshap_rows(X)
     if rows is None:
         return None
-    from . import _numba_permute as kp
-
-    ens = reader.ensemble
     y = np.ascontiguousarray(np.vstack(ys), dtype=np.float64)
     n_units = ptr.size - 1
     out = np.zeros((y.shape[0], y.shape[1], n_units))
@@ -163,8 +161,49 @@ def _compiled(reader, X, ys, w, *, unit_of, ptr, trees, sources, own=None):
     cols = cols[np.argsort(unit_of[cols], kind="stable")]
     col_ptr = np.zeros(n_units + 1, dtype=np.int64)
     np.add.at(col_ptr, unit_of[cols] + 1, 1)
+    col_ptr = np.cumsum(col_ptr)
+    cols = cols.astype(np.int64)
     own = np.zeros((0, 0, 0)) if own is None else own
     own = np.ascontiguousarray(own, dtype=np.float64)
+    build = _predecomp_kernel if attribution == "predecomp" else _treeshap_kernel
+    kernel, ok = build(
+        kernels, rule, rows, np.ascontiguousarray(sources, dtype=np.int64),
+        unit_of=unit_of, ptr=ptr, trees=trees, cols=cols, col_ptr=col_ptr,
+    )  # fmt: skip
+    if kernel is None:
+        return None
+    status = []
+    for start, stop, _, leaves in reader.iter_leaves(X, scale=4):
+        leaves = np.ascontiguousarray(leaves, dtype=np.int64)
+
+        def work(a, b, start=start, leaves=leaves):
+            return kernel(
+                start + a, leaves[a:b], y[:, start + a : start + b],
+                weights[start + a : start + b] if weights.size else weights,
+                own[:, start + a : start + b] if own.size else own,
+                out[:, start + a : start + b],
+            )  # fmt: skip
+
+        status += _in_threads(work, stop - start, kernels.n_threads, 256)
+    if any(s != ok for s in status):
+        warnings.warn(
+            "The booster's split rule sent a row to another leaf than the "
+            "booster's own routing; the column test's resampled rows were "
+            "scored by the booster instead (slower, same numbers). Please "
+            "report it to skl-treeinner with the library's version.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return None
+    return out
+
+
+def _predecomp_kernel(kernels, rule, rows, sources, *, unit_of, ptr, trees, cols,
+                      col_ptr):  # fmt: skip
+    """Return the PreDecomp resampling kernel's call and its status when all is well."""
+    from . import _numba_permute as kp
+
+    ens = kernels.ensemble
     table = ens.path_table
     arrays = (
         np.ascontiguousarray(ens.tree_iteration, dtype=np.int64),
@@ -181,39 +220,71 @@ def _compiled(reader, X, ys, w, *, unit_of, ptr, trees, sources, own=None):
         unit_of,
         ptr,
         trees,
-        np.cumsum(col_ptr),
-        cols.astype(np.int64),
+        col_ptr,
+        cols,
         table.indptr.astype(np.int64, copy=False),
         table.indices.astype(np.int64, copy=False),
         table.data,
         ens.n_features,
     )
-    sources = np.ascontiguousarray(sources, dtype=np.int64)
-    status = []
-    for start, stop, _, leaves in reader.iter_leaves(X, scale=4):
-        leaves = np.ascontiguousarray(leaves, dtype=np.int64)
 
-        def work(a, b, start=start, leaves=leaves):
-            return kp.permuted_terms(
-                rows, start + a, leaves[a:b], sources, y[:, start + a : start + b],
-                weights[start + a : start + b] if weights.size else weights,
-                kernels.value, kernels.intercept, kernels.indptr, kernels.group,
-                *arrays, own[:, start + a : start + b] if own.size else own,
-                out[:, start + a : start + b],
-            )  # fmt: skip
+    def kernel(start, leaves, y, w, own, out):
+        return kp.permuted_terms(
+            rows, start, leaves, sources, y, w, kernels.value, kernels.intercept,
+            kernels.indptr, kernels.group, *arrays, own, out,
+        )  # fmt: skip
 
-        status += _in_threads(work, stop - start, kernels.n_threads, 256)
-    if any(s != kp.OK for s in status):
-        warnings.warn(
-            "The booster's split rule sent a row to another leaf than the "
-            "booster's own routing; the column test's resampled rows were "
-            "scored by the booster instead (slower, same numbers). Please "
-            "report it to skl-treeinner with the library's version.",
-            UserWarning,
-            stacklevel=3,
-        )
-        return None
-    return out
+    return kernel, kp.OK
+
+
+def _treeshap_kernel(kernels, rule, rows, sources, *, unit_of, ptr, trees, cols,
+                     col_ptr):  # fmt: skip
+    """Return the TreeSHAP resampling kernel's call and status (None: too deep)."""
+    from . import _numba_permute_shap as ks
+    from . import _numba_treeshap as ts
+
+    ens = kernels.ensemble
+    offsets = np.ascontiguousarray(ens.tree_offsets, dtype=np.int64)
+    left = np.ascontiguousarray(ens.children_left, dtype=np.int64)
+    parent = np.ascontiguousarray(ens.parent, dtype=np.int64)
+    feature = np.ascontiguousarray(ens.feature, dtype=np.int64)
+    within = np.empty(ens.n_trees, dtype=np.bool_)
+    ts.paths_within(offsets, left, parent, feature, ts.MAX_PATH_FEATURES, within)
+    if not within.all():
+        return None, None
+    # The units of each tree (the transpose of each unit's trees).
+    units = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
+    by_tree = np.lexsort((units, trees))
+    tree_ptr = np.zeros(ens.n_trees + 1, dtype=np.int64)
+    np.add.at(tree_ptr, trees + 1, 1)
+    cover = ens.cover if rule.cover is None else rule.cover
+    arrays = (
+        kernels.code,
+        kernels.params,
+        np.ascontiguousarray(kernels.inv_lr, dtype=np.float64),
+        offsets,
+        left,
+        np.ascontiguousarray(ens.children_right, dtype=np.int64),
+        parent,
+        feature,
+        np.ascontiguousarray(cover, dtype=np.float64),
+        np.ascontiguousarray(rule.threshold),
+        np.ascontiguousarray(rule.missing_left, dtype=np.bool_),
+        bool(rule.strict),
+        unit_of,
+        col_ptr,
+        cols,
+        np.cumsum(tree_ptr),
+        units[by_tree].astype(np.int64),
+    )
+
+    def kernel(start, leaves, y, w, own, out):
+        return ks.permuted_treeshap_terms(
+            rows, start, leaves, sources, y, w, kernels.value, kernels.intercept,
+            kernels.indptr, kernels.group, *arrays, own, out,
+        )  # fmt: skip
+
+    return kernel, ks.OK
 
 
 def _rescored(reader, X, n, ys, w, *, attribution, unit_of, ptr, sources):

@@ -23,7 +23,13 @@ MAX_POSITIONAL = 6
 MAX_FUNCTION_LINES = 100
 #: Compiled numba kernels take plain arrays by necessity, and are long for
 #: speed (one pass, no calls the compiler cannot inline).
-EXEMPT = {"_numba_kernels.py", "_numba_treeshap.py", "_numba_permute.py"}
+EXEMPT = {
+    "_numba_kernels.py",
+    "_numba_treeshap.py",
+    "_numba_permute.py",
+    "_numba_permute_shap.py",
+    "_numba_shap_moments.py",
+}
 #: argparse's declarative parser: one statement per option, nothing to split.
 LONG_EXEMPT = {("_cli.py", "build_parser")}
 
