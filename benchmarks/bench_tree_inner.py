@@ -33,6 +33,11 @@ allocations, not the boosters' C++ buffers).
         --threads 1,2 --treeshap --selector --backend catboost
     python benchmarks/bench_tree_inner.py ... --backend lightgbm --depth -1 \
         --num-leaves 31            # LightGBM's default leaf-wise trees
+
+``--column-terms`` also times what the test of a column computes on the
+held-out rows, with each attribution: the rows' own terms at the noise
+floor's targets, and their terms with each column drawn from other rows
+(3 draws; the compiled resampling kernels where they apply).
 """
 
 from __future__ import annotations
@@ -233,6 +238,11 @@ def main(argv=None):
         help="the selector's test with --selector (default model, as the "
         "table of docs/performance.md was measured)",
     )
+    ap.add_argument(
+        "--column-terms",
+        action="store_true",
+        help="also time the test of a column's own and resampled terms",
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.rows, args.features, args.trees = 500, 10, 20
@@ -302,6 +312,8 @@ def _time(args, model, leaf, contribs, X_val, y_val, threads):
         t_inner_shap, _ = best_of(inner_shap, shap_repeat)
     if args.selector:
         t_select = _time_selector(model, X_val, y_val, min(args.repeat, 3), args.test)
+    if args.column_terms:
+        t_columns = _time_column_terms(model, X_val, y_val, args.repeat)
 
     tracemalloc.start()
     inner()
@@ -342,11 +354,44 @@ def _time(args, model, leaf, contribs, X_val, y_val, threads):
             f"ratio selector treeshap / predecomp: {ts_fit / pd_fit:.2f}x  "
             "(target <= 1.3x)"
         )
+    if args.column_terms:
+        for attribution, (own, drawn) in t_columns.items():
+            print(
+                f"column test, {attribution:<9}  own terms best {own:.2f}s  "
+                f"resampled terms best {drawn:.2f}s"
+            )
     print(
         f"peak Python-side memory of tree_inner: {peak / 2**20:.1f} MiB "
         f"(X_val itself is {X_val.nbytes / 2**20:.1f} MiB; one rows x trees "
         f"float64 array would be {n * args.trees * 8 / 2**20:.1f} MiB)"
     )
+
+
+def _time_column_terms(model, X, y, repeat):
+    """Best times of the column test's own and resampled terms, per attribution."""
+    from skl_treeinner import _permutation as perm
+
+    reader = read_model(model)
+    rows, n, y_rows, _ = reader.rows(X, y)
+    ys = perm.noise_targets(reader.ensemble, y_rows)
+    units = np.arange(reader.ensemble.n_features)
+    sources = perm.draw_sources(n, perm.DRAWS, 0)
+    out = {}
+    for attribution in ("predecomp", "treeshap"):
+        own = perm.terms_at(reader, rows, n, ys, None, attribution)
+
+        def drawn(attribution=attribution, own=own):
+            perm.resampled_terms(
+                reader, rows, n, ys, None, attribution=attribution, unit_of=units,
+                n_units=units.size, sources=sources, own=np.stack(own),
+            )  # fmt: skip
+
+        drawn()  # compiles the kernel on a first run
+        t_own, _ = best_of(
+            lambda a=attribution: perm.terms_at(reader, rows, n, ys, None, a), repeat
+        )
+        out[attribution] = (t_own, best_of(drawn, repeat)[0])
+    return out
 
 
 def _time_selector(model, X, y, repeat, test):

@@ -42,7 +42,7 @@ from ._numba_treeshap import (
 _jit = njit(nogil=True, cache=True)
 
 #: At most this many (row, draw, unit, output) states in a block of rows.
-STATES_PER_BLOCK = 1 << 21
+STATES_PER_BLOCK = 1 << 19
 
 
 @_jit

@@ -125,9 +125,10 @@ def test_refit_curve_null_benchmark_quick():
 
 
 def test_benchmark_quick():
-    stdout = run("benchmarks/bench_tree_inner.py", "--quick")
+    stdout = run("benchmarks/bench_tree_inner.py", "--quick", "--column-terms")
     assert "ratio tree_inner / leaf routine" in stdout
     assert "-- 1 thread(s)" in stdout
+    assert "column test, treeshap   own terms best" in stdout
 
 
 def test_scaling_benchmark_quick(tmp_path):
