@@ -43,6 +43,11 @@ __all__ = [
     "unit_trees",
 ]
 
+#: A kernel's status when a row's leaf by the split rule is not the booster's
+#: (``_numba_permute.MISROUTED`` and ``_numba_permute_shap``'s, without
+#: importing numba here).
+MISROUTED = 2
+
 #: Draws per held-out row: each row's resampled term is the mean of this
 #: many; more draws shrink the share of the draws' own chance in the test's
 #: spread (docs/core.md, "The test of a column").
@@ -186,6 +191,8 @@ def _compiled(reader, X, ys, w, *, attribution, unit_of, ptr, trees, sources, ow
 
         status += _in_threads(work, stop - start, kernels.n_threads, 256)
     if any(s != ok for s in status):
+        if MISROUTED not in status:  # a path too deep: screened out above
+            return None
         warnings.warn(
             "The booster's split rule sent a row to another leaf than the "
             "booster's own routing; the column test's resampled rows were "

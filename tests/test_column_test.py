@@ -376,3 +376,10 @@ def test_sparse_rows_give_the_dense_rows_column_test():
     rows = TreeInnerSelector(model, **kw).fit(stored, y[300:])
     np.testing.assert_allclose(rows.pvalues_, dense.pvalues_, rtol=1e-7, atol=1e-12)
     np.testing.assert_allclose(rows.null_scores_, dense.null_scores_, rtol=1e-7)
+
+
+def test_the_kernels_misrouted_status_is_the_one_the_caller_warns_of():
+    from skl_treeinner import _numba_permute, _numba_permute_shap
+
+    assert perm.MISROUTED == _numba_permute.MISROUTED == _numba_permute_shap.MISROUTED
+    assert _numba_permute_shap.TOO_DEEP != perm.MISROUTED
