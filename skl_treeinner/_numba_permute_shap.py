@@ -27,6 +27,7 @@ from numba import njit
 
 from ._numba_kernels import gradient, gradient1
 from ._numba_shap_moments import drawn_value, pattern_poly, unit_moments
+from ._numba_tree_paths import leaf_paths
 from ._numba_treeshap import (
     MAX_DENSE_FEATURES,
     MAX_PATH_FEATURES,
@@ -86,24 +87,11 @@ def _tree_layout(lo, hi, left, right, parent, feature, cover, unit_of, rows):
     Returns an empty ``order`` when a path has over MAX_PATH_FEATURES features.
     """
     size = hi - lo
-    n_leaves = 0
-    depth = 0
-    for node in range(lo, hi):
-        if left[node] < 0:
-            n_leaves += 1
-            d = 0
-            p = parent[node]
-            while p >= 0:
-                d += 1
-                p = parent[p]
-            depth = max(depth, d)
-    width = max(depth, 1)
-    leaf_ids = np.empty(n_leaves, np.int64)
-    n_unique = np.zeros(n_leaves, np.int64)
-    uniq_feature = np.empty((n_leaves, width), np.int64)
-    uniq_zero = np.empty((n_leaves, width))
-    node_bit = np.zeros(size, np.int64)
-    path = np.empty(width, np.int64)
+    (leaf_ids, _, _, _, _, uniq_feature, uniq_zero, n_unique, node_bit) = leaf_paths(
+        lo, hi, left, parent, feature, cover
+    )  # fmt: skip
+    n_leaves = leaf_ids.shape[0]
+    width = uniq_feature.shape[1]
     entry_ptr = np.zeros(n_leaves + 1, np.int64)
     entry_unit = np.empty(n_leaves * width, np.int64)
     entry_mask = np.empty(n_leaves * width, np.int64)
@@ -114,44 +102,12 @@ def _tree_layout(lo, hi, left, right, parent, feature, cover, unit_of, rows):
     budget = max(MIN_TABLE_ENTRIES, TABLE_ENTRIES_PER_ROW * rows)
     n_entries = 0
     n_bits = 0
-    j = 0
-    for node in range(lo, hi):
-        if left[node] >= 0:
-            continue
-        leaf_ids[j] = node
-        d = 0
-        p = parent[node]
-        while p >= 0:
-            d += 1
-            p = parent[p]
-        p = parent[node]
-        s = d - 1
-        while p >= 0:  # root first
-            path[s] = p
-            p = parent[p]
-            s -= 1
-        m = 0
-        for s in range(d):
-            node_s = path[s]
-            child_s = path[s + 1] if s + 1 < d else node
-            f = feature[node_s]
-            ratio = cover[child_s] / cover[node_s] if cover[node_s] > 0 else 0.0
-            u = -1
-            for q in range(m):
-                if uniq_feature[j, q] == f:
-                    u = q
-            if u < 0:
-                if m == MAX_PATH_FEATURES:
-                    return (np.empty(0, np.int64), 0, node_bit, leaf_ids, n_unique,
-                            uniq_zero, entry_ptr, entry_unit, entry_mask, bit_ptr,
-                            bits, table_start, m_sum)  # fmt: skip
-                u = m
-                uniq_feature[j, u] = f
-                uniq_zero[j, u] = 1.0
-                m += 1
-            uniq_zero[j, u] *= ratio
-            node_bit[node_s - lo] = u
-        n_unique[j] = m
+    for j in range(n_leaves):
+        m = n_unique[j]
+        if m > MAX_PATH_FEATURES:
+            return (np.empty(0, np.int64), 0, node_bit, leaf_ids, n_unique,
+                    uniq_zero, entry_ptr, entry_unit, entry_mask, bit_ptr,
+                    bits, table_start, m_sum)  # fmt: skip
         # The units on the leaf, each with its local features.
         for q in range(m):
             unit = unit_of[uniq_feature[j, q]]
@@ -181,7 +137,6 @@ def _tree_layout(lo, hi, left, right, parent, feature, cover, unit_of, rows):
             and table_start[j] + (1 << m) * m_sum[j] <= budget
         )
         table_start[j + 1] = table_start[j] + ((1 << m) * m_sum[j] if dense else 0)
-        j += 1
     order = np.empty(size, np.int64)
     order[0] = 0
     tail = 1

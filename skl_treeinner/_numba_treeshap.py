@@ -34,6 +34,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ._numba_tree_paths import leaf_paths
+
 _jit = njit(nogil=True, cache=True)
 
 OK = 0
@@ -239,73 +241,19 @@ def treeshap_terms(
         size = hi - lo
         r = tree_round[t]
         # The leaves of the tree and their paths, root first.
-        n_leaves = 0
-        depth = 0
-        for node in range(lo, hi):
-            if left[node] < 0:
-                n_leaves += 1
-                d = 0
-                p = parent[node]
-                while p >= 0:
-                    d += 1
-                    p = parent[p]
-                depth = max(depth, d)
-        leaf_ids = np.empty(n_leaves, dtype=np.int64)
-        path_node = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
-        path_left = np.empty((n_leaves, max(depth, 1)), dtype=np.bool_)
-        path_len = np.zeros(n_leaves, dtype=np.int64)
-        path_unique = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
-        uniq_feature = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
-        uniq_zero = np.empty((n_leaves, max(depth, 1)))
-        uniq_local = np.empty((n_leaves, max(depth, 1)), dtype=np.int64)
-        n_unique = np.zeros(n_leaves, dtype=np.int64)
+        (leaf_ids, path_node, path_left, path_len, path_unique, uniq_feature,
+         uniq_zero, n_unique, node_bit) = leaf_paths(
+            lo, hi, left, parent, feature, cover
+        )  # fmt: skip
+        n_leaves = leaf_ids.shape[0]
+        uniq_local = np.empty_like(uniq_feature)
         dense = np.zeros(n_leaves, dtype=np.bool_)
-        node_bit = np.zeros(size, dtype=np.int64)
         table_start = np.zeros(n_leaves + 1, dtype=np.int64)
         n_sparse = 0
-        j = 0
-        for node in range(lo, hi):
-            if left[node] >= 0:
-                continue
-            leaf_ids[j] = node
-            d = 0
-            p = parent[node]
-            while p >= 0:
-                d += 1
-                p = parent[p]
-            path_len[j] = d
-            # Fill root first: walk again, writing from the end.
-            child = node
-            p = parent[node]
-            s = d - 1
-            while p >= 0:
-                path_node[j, s] = p
-                path_left[j, s] = left[p] == child
-                child, p = p, parent[p]
-                s -= 1
-            m = 0
-            for s in range(d):
-                f = feature[path_node[j, s]]
-                node_s = path_node[j, s]
-                child_s = path_node[j, s + 1] if s + 1 < d else node
-                ratio = cover[child_s] / cover[node_s] if cover[node_s] > 0 else 0.0
-                u = -1
-                for q in range(m):
-                    if uniq_feature[j, q] == f:
-                        u = q
-                if u < 0:
-                    u = m
-                    uniq_feature[j, u] = f
-                    uniq_zero[j, u] = 1.0
-                    m += 1
-                uniq_zero[j, u] *= ratio
-                path_unique[j, s] = u
-                # The same for every leaf below: u numbers the path's features
-                # in the order they first appear from the root.
-                node_bit[node_s - lo] = u
+        for j in range(n_leaves):
+            m = n_unique[j]
             if m > MAX_PATH_FEATURES:
                 return TOO_DEEP
-            n_unique[j] = m
             # Per row, the tree's tables stay within TABLE_ENTRIES_PER_ROW
             # entries per row scored (memory), the rest sorts.
             width = m if per_row else 1
@@ -319,7 +267,6 @@ def treeshap_terms(
             # Per row: a table of 2^m patterns x m values; summed over rows:
             # only the residuals per pattern, folded (_fold_values).
             table_start[j + 1] = table_start[j] + ((1 << m) * width if dense[j] else 0)
-            j += 1
         table = np.empty(table_start[n_leaves] if per_row else 0)
         # The tree's distinct features, numbered locally (per-row sums).
         n_local = 0

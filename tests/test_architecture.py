@@ -29,6 +29,7 @@ EXEMPT = {
     "_numba_permute.py",
     "_numba_permute_shap.py",
     "_numba_shap_moments.py",
+    "_numba_tree_paths.py",
 }
 #: argparse's declarative parser: one statement per option, nothing to split.
 LONG_EXEMPT = {("_cli.py", "build_parser")}

@@ -1,0 +1,94 @@
+"""A tree's leaves and their paths, for the TreeSHAP kernels (numba extra).
+
+Imported by :mod:`skl_treeinner._numba_treeshap` (TreeSHAP by leaf patterns)
+and :mod:`skl_treeinner._numba_permute_shap` (its resampling kernel for the
+test of a column), which lay out every tree's leaves the same way: a split's
+feature has one local number on every leaf below it, so a row's o bits of
+all leaves come from one pass over the nodes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_jit = njit(nogil=True, cache=True)
+
+
+@_jit
+def leaf_paths(lo, hi, left, parent, feature, cover):
+    """Each leaf of the tree in nodes [lo, hi): its path and its distinct features.
+
+    Returns ``(leaf_ids, path_node, path_left, path_len, path_unique,
+    uniq_feature, uniq_zero, n_unique, node_bit)``: per leaf j (in node
+    order) its node, its path's splits root first (``path_node[j, :path_len[j]]``,
+    whether the path goes left at each, and the local number of each split's
+    feature), its ``n_unique[j]`` distinct path features in the order they
+    first appear from the root with their z (the product of cover(child) /
+    cover(node) over the path's splits on each); per split (``node - lo``)
+    its feature's local number, the same for every leaf below it.
+    """
+    size = hi - lo
+    n_leaves = 0
+    depth = 0
+    for node in range(lo, hi):
+        if left[node] < 0:
+            n_leaves += 1
+            d = 0
+            p = parent[node]
+            while p >= 0:
+                d += 1
+                p = parent[p]
+            depth = max(depth, d)
+    width = max(depth, 1)
+    leaf_ids = np.empty(n_leaves, dtype=np.int64)
+    path_node = np.empty((n_leaves, width), dtype=np.int64)
+    path_left = np.empty((n_leaves, width), dtype=np.bool_)
+    path_len = np.zeros(n_leaves, dtype=np.int64)
+    path_unique = np.empty((n_leaves, width), dtype=np.int64)
+    uniq_feature = np.empty((n_leaves, width), dtype=np.int64)
+    uniq_zero = np.empty((n_leaves, width))
+    n_unique = np.zeros(n_leaves, dtype=np.int64)
+    node_bit = np.zeros(size, dtype=np.int64)
+    j = 0
+    for node in range(lo, hi):
+        if left[node] >= 0:
+            continue
+        leaf_ids[j] = node
+        d = 0
+        p = parent[node]
+        while p >= 0:
+            d += 1
+            p = parent[p]
+        path_len[j] = d
+        # Fill root first: walk again, writing from the end.
+        child = node
+        p = parent[node]
+        s = d - 1
+        while p >= 0:
+            path_node[j, s] = p
+            path_left[j, s] = left[p] == child
+            child, p = p, parent[p]
+            s -= 1
+        m = 0
+        for s in range(d):
+            node_s = path_node[j, s]
+            f = feature[node_s]
+            child_s = path_node[j, s + 1] if s + 1 < d else node
+            ratio = cover[child_s] / cover[node_s] if cover[node_s] > 0 else 0.0
+            u = -1
+            for q in range(m):
+                if uniq_feature[j, q] == f:
+                    u = q
+            if u < 0:
+                u = m
+                uniq_feature[j, u] = f
+                uniq_zero[j, u] = 1.0
+                m += 1
+            uniq_zero[j, u] *= ratio
+            path_unique[j, s] = u
+            node_bit[node_s - lo] = u
+        n_unique[j] = m
+        j += 1
+    return (leaf_ids, path_node, path_left, path_len, path_unique, uniq_feature,
+            uniq_zero, n_unique, node_bit)  # fmt: skip
