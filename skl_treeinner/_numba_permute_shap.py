@@ -27,7 +27,7 @@ from numba import njit
 
 from ._numba_kernels import gradient, gradient1
 from ._numba_shap_moments import drawn_value, pattern_poly, unit_moments
-from ._numba_tree_paths import leaf_paths
+from ._numba_tree_paths import leaf_paths, nodes_root_first
 from ._numba_treeshap import (
     MAX_DENSE_FEATURES,
     MAX_PATH_FEATURES,
@@ -86,7 +86,6 @@ def _tree_layout(lo, hi, left, right, parent, feature, cover, unit_of, rows):
     table_start[j]``: none, evaluated per row) and how many moments it has.
     Returns an empty ``order`` when a path has over MAX_PATH_FEATURES features.
     """
-    size = hi - lo
     (leaf_ids, _, _, _, _, uniq_feature, uniq_zero, n_unique, node_bit) = leaf_paths(
         lo, hi, left, parent, feature, cover
     )  # fmt: skip
@@ -137,17 +136,7 @@ def _tree_layout(lo, hi, left, right, parent, feature, cover, unit_of, rows):
             and table_start[j] + (1 << m) * m_sum[j] <= budget
         )
         table_start[j + 1] = table_start[j] + ((1 << m) * m_sum[j] if dense else 0)
-    order = np.empty(size, np.int64)
-    order[0] = 0
-    tail = 1
-    k = 0
-    while k < tail:
-        node = lo + order[k]
-        if left[node] >= 0:
-            order[tail] = left[node] - lo
-            order[tail + 1] = right[node] - lo
-            tail += 2
-        k += 1
+    order, tail = nodes_root_first(lo, hi, left, right)
     return (order, tail, node_bit, leaf_ids, n_unique, uniq_zero, entry_ptr,
             entry_unit, entry_mask, bit_ptr, bits, table_start, m_sum)  # fmt: skip
 

@@ -92,3 +92,23 @@ def leaf_paths(lo, hi, left, parent, feature, cover):
         j += 1
     return (leaf_ids, path_node, path_left, path_len, path_unique, uniq_feature,
             uniq_zero, n_unique, node_bit)  # fmt: skip
+
+
+@_jit
+def nodes_root_first(lo, hi, left, right):
+    """Return ``(order, count)``: the nodes (``node - lo``), each before its children.
+
+    Nodes no path reaches (if any) are left out: ``order[:count]``.
+    """
+    order = np.empty(hi - lo, dtype=np.int64)
+    order[0] = 0
+    tail = 1
+    k = 0
+    while k < tail:
+        node = lo + order[k]
+        if left[node] >= 0:
+            order[tail] = left[node] - lo
+            order[tail + 1] = right[node] - lo
+            tail += 2
+        k += 1
+    return order, tail

@@ -34,7 +34,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._numba_tree_paths import leaf_paths
+from ._numba_tree_paths import leaf_paths, nodes_root_first
 
 _jit = njit(nogil=True, cache=True)
 
@@ -286,17 +286,7 @@ def treeshap_terms(
         # Summed over rows: residual sums per (channel, leaf, pattern).
         counts = np.zeros((channels, 0 if per_row else table_start[n_leaves]))
         # The nodes root first, each before its children.
-        order = np.empty(size, dtype=np.int64)
-        order[0] = 0
-        tail = 1
-        k = 0
-        while k < tail:  # nodes no path reaches (if any) are left out
-            node = lo + order[k]
-            if left[node] >= 0:
-                order[tail] = left[node] - lo
-                order[tail + 1] = right[node] - lo
-                tail += 2
-            k += 1
+        order, tail = nodes_root_first(lo, hi, left, right)
         goes_left = np.empty(size, dtype=np.bool_)
         # Per node, the o bits so far of the leaves below it: cleared at each
         # split the row does not follow towards the node.
