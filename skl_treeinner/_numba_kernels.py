@@ -74,6 +74,20 @@ def gradient1(code, prm, f, yi):
 
 
 @njit(nogil=True, cache=True, inline="always")
+def same_values(X, row, src, cols, lo, hi):
+    """Whether rows ``row`` and ``src`` of X hold the same values of ``cols[lo:hi]``.
+
+    NaN equals NaN (both missing): the column test's kernels give a draw that
+    lends a row its own values of a unit the row's own term, without a walk.
+    """
+    for q in range(lo, hi):
+        a, v = X[row, cols[q]], X[src, cols[q]]
+        if a != v and not (math.isnan(a) and math.isnan(v)):
+            return False
+    return True
+
+
+@njit(nogil=True, cache=True, inline="always")
 def gradient(code, prm, f, yi, g):
     """Fill g (n_outputs,) with the loss gradient at margins f for target yi."""
     if code == SOFTMAX:

@@ -14,12 +14,10 @@ row's own leaves are checked against the booster's first.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-from ._numba_kernels import gradient
+from ._numba_kernels import gradient, same_values
 from ._numba_treeshap import takes_left
 
 _jit = njit(nogil=True, cache=True)
@@ -229,13 +227,9 @@ def permuted_terms(
             for u in range(n_units):
                 if row_ptr[u + 1] == row_ptr[u]:
                     continue  # none of the row's paths tests it: its terms are 0
-                same = shortcut
-                for q in range(col_ptr[u], col_ptr[u + 1] if shortcut else 0):
-                    a, v = X[row, unit_cols[q]], X[src, unit_cols[q]]
-                    if a != v and not (math.isnan(a) and math.isnan(v)):
-                        same = False
-                        break
-                if same:
+                if shortcut and same_values(
+                    X, row, src, unit_cols, col_ptr[u], col_ptr[u + 1]
+                ):
                     for c in range(channels):
                         out[c, i, u] += own[c, i, u] * per_draw
                     continue

@@ -20,12 +20,10 @@ leaves made into the gradients of the later rounds (Eq. 21).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-from ._numba_kernels import gradient, gradient1
+from ._numba_kernels import gradient, gradient1, same_values
 from ._numba_shap_moments import drawn_value, pattern_poly, unit_moments
 from ._numba_tree_paths import leaf_paths, nodes_root_first
 from ._numba_treeshap import (
@@ -44,16 +42,6 @@ _jit = njit(nogil=True, cache=True)
 
 #: At most this many (row, draw, unit, output) states in a block of rows.
 STATES_PER_BLOCK = 1 << 19
-
-
-@_jit
-def _same_values(X, row, src, cols):
-    """Whether rows ``row`` and ``src`` hold the same values of ``cols`` (NaN alike)."""
-    for c in cols:
-        a, v = X[row, c], X[src, c]
-        if a != v and not (math.isnan(a) and math.isnan(v)):
-            return False
-    return True
 
 
 @_jit
@@ -215,8 +203,8 @@ def permuted_treeshap_terms(
                 for b in range(n_draws):
                     src = perm[b, row]
                     for u in range(n_units):
-                        same[i, b, u] = _same_values(
-                            X, row, src, unit_cols[col_ptr[u] : col_ptr[u + 1]]
+                        same[i, b, u] = same_values(
+                            X, row, src, unit_cols, col_ptr[u], col_ptr[u + 1]
                         )
         delta = np.zeros((nr, n_draws, n_units, n_outputs))
         pending = np.zeros((nr, n_draws, n_units, n_outputs))

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from ._numba_tree_paths import times_factor
+
 _jit = njit(nogil=True, cache=True)
 
 
@@ -54,11 +56,7 @@ def unit_moments(zz, j, m, pattern, bits, b0, nb, shapley, poly, work, out, o0):
                     inside = True
             if inside:
                 continue
-            o = (pattern >> k) & 1
-            work[deg + 1] = work[deg] if o else 0.0
-            for s in range(deg, 0, -1):
-                work[s] = zz[j, k] * work[s] + (work[s - 1] if o else 0.0)
-            work[0] = zz[j, k] * work[0]
+            times_factor(work, deg, zz[j, k], (pattern >> k) & 1)
             deg += 1
     else:
         deg = m
@@ -90,13 +88,8 @@ def unit_moments(zz, j, m, pattern, bits, b0, nb, shapley, poly, work, out, o0):
 def pattern_poly(zz, j, m, pattern, poly):
     """poly[:m + 1] = prod_k (z_k + o_k t) of the o bits of ``pattern``, leaf j."""
     poly[0] = 1.0
-    for s in range(1, m + 1):
-        poly[s] = 0.0
     for k in range(m):
-        o = (pattern >> k) & 1
-        for s in range(k + 1, 0, -1):
-            poly[s] = zz[j, k] * poly[s] + (poly[s - 1] if o else 0.0)
-        poly[0] = zz[j, k] * poly[0]
+        times_factor(poly, k, zz[j, k], (pattern >> k) & 1)
 
 
 @_jit
@@ -112,11 +105,7 @@ def drawn_value(v, zz, j, store, o0, bits, b0, nb, drawn, prod):
             if p == q:
                 continue
             kp = bits[b0 + p]
-            o = (drawn >> kp) & 1
-            prod[deg + 1] = prod[deg] if o else 0.0
-            for s in range(deg, 0, -1):
-                prod[s] = zz[j, kp] * prod[s] + (prod[s - 1] if o else 0.0)
-            prod[0] = zz[j, kp] * prod[0]
+            times_factor(prod, deg, zz[j, kp], (drawn >> kp) & 1)
             deg += 1
         dot = 0.0
         for e in range(deg + 1):

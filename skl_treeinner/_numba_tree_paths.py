@@ -1,10 +1,12 @@
-"""A tree's leaves and their paths, for the TreeSHAP kernels (numba extra).
+"""What the TreeSHAP kernels share: trees' leaves and paths, a leaf's polynomial.
 
-Imported by :mod:`skl_treeinner._numba_treeshap` (TreeSHAP by leaf patterns)
-and :mod:`skl_treeinner._numba_permute_shap` (its resampling kernel for the
-test of a column), which lay out every tree's leaves the same way: a split's
+Imported by :mod:`skl_treeinner._numba_treeshap` (TreeSHAP by leaf patterns),
+:mod:`skl_treeinner._numba_shap_moments` and
+:mod:`skl_treeinner._numba_permute_shap` (the resampling kernel for the test
+of a column). They lay out every tree's leaves the same way (a split's
 feature has one local number on every leaf below it, so a row's o bits of
-all leaves come from one pass over the nodes.
+all leaves come from one pass over the nodes), and build a leaf's product
+of factors (z_k + o_k t) one factor at a time (:func:`times_factor`).
 """
 
 from __future__ import annotations
@@ -112,3 +114,12 @@ def nodes_root_first(lo, hi, left, right):
             tail += 2
         k += 1
     return order, tail
+
+
+@njit(nogil=True, cache=True, inline="always")
+def times_factor(poly, deg, z, o):
+    """poly[:deg + 2] = poly[:deg + 1] times (z + o t), in place (o is 0 or 1)."""
+    poly[deg + 1] = poly[deg] if o else 0.0
+    for s in range(deg, 0, -1):
+        poly[s] = z * poly[s] + (poly[s - 1] if o else 0.0)
+    poly[0] = z * poly[0]

@@ -34,7 +34,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._numba_tree_paths import leaf_paths, nodes_root_first
+from ._numba_tree_paths import leaf_paths, nodes_root_first, times_factor
 
 _jit = njit(nogil=True, cache=True)
 
@@ -66,13 +66,8 @@ def _shapley_weights(d):
 def _pattern_values(v, z, d, pattern, weights, poly, quot, out):
     """out[u] = phi_u of one leaf for the o bits of ``pattern``."""
     poly[0] = 1.0
-    for s in range(1, d + 1):
-        poly[s] = 0.0
     for k in range(d):
-        o = (pattern >> k) & 1
-        for s in range(k + 1, 0, -1):
-            poly[s] = z[k] * poly[s] + (poly[s - 1] if o else 0.0)
-        poly[0] = z[k] * poly[0]
+        times_factor(poly, k, z[k], (pattern >> k) & 1)
     for u in range(d):
         o = (pattern >> u) & 1
         if o:  # divide by (t + z_u): exact, leading coefficient 1
@@ -84,17 +79,11 @@ def _pattern_values(v, z, d, pattern, weights, poly, quot, out):
                 quot[s] = poly[s] / z[u]
         else:  # the product of the other factors, directly
             quot[0] = 1.0
-            for s in range(1, d):
-                quot[s] = 0.0
             m = 0
             for k in range(d):
-                if k == u:
-                    continue
-                ok = (pattern >> k) & 1
-                for s in range(m + 1, 0, -1):
-                    quot[s] = z[k] * quot[s] + (quot[s - 1] if ok else 0.0)
-                quot[0] = z[k] * quot[0]
-                m += 1
+                if k != u:
+                    times_factor(quot, m, z[k], (pattern >> k) & 1)
+                    m += 1
         total = 0.0
         for s in range(d):
             total += quot[s] * weights[s]
