@@ -30,6 +30,13 @@ from ._numba_tree_paths import times_factor
 
 _jit = njit(nogil=True, cache=True)
 
+#: The least constant factor z (o = 0) divided out of a leaf's product: below
+#: it the product may have lost it to underflow (z = 5e-324 gives 0 for every
+#: coefficient), so the other factors are multiplied again instead. The moments
+#: are multiplied by (o~ - z) of a drawn bit, which need not be small; what a
+#: divided factor can lose is under 1e-200 times the leaf's value.
+MIN_DIVISOR = 1e-100
+
 
 @_jit
 def unit_moments(zz, j, m, pattern, bits, b0, nb, shapley, poly, work, out, o0):
@@ -38,13 +45,14 @@ def unit_moments(zz, j, m, pattern, bits, b0, nb, shapley, poly, work, out, o0):
     ``bits[b0:b0 + nb]`` are U's local features on leaf j, whose z are
     ``zz[j]``; ``poly[:m + 1]`` holds prod_k (z_k + o_k t) of the pattern
     (:func:`pattern_poly`), ``shapley[m, s]`` W(s, m); ``work`` is
-    scratch of m + 1 floats. A factor of U that is zero (o = 0 where z = 0)
-    cannot be divided out: the other factors are multiplied again.
+    scratch of m + 1 floats. A constant factor of U too small to divide out
+    (o = 0 where z < MIN_DIVISOR, zero included): the other factors are
+    multiplied again.
     """
     zero = False
     for q in range(nb):
         k = bits[b0 + q]
-        if ((pattern >> k) & 1) == 0 and zz[j, k] == 0.0:
+        if ((pattern >> k) & 1) == 0 and zz[j, k] < MIN_DIVISOR:
             zero = True
     if zero:
         work[0] = 1.0

@@ -5,8 +5,9 @@ of the row's o bits outside a unit (``_numba_shap_moments.unit_moments``) and
 then the unit's TreeSHAP on the leaf for any o bits of the unit
 (``drawn_value``). Both must equal the leaf's Shapley values evaluated
 directly for the changed pattern (``_numba_treeshap._pattern_values``,
-checked against the libraries' TreeSHAP elsewhere), including covers of zero
-(a factor that cannot be divided out) and units of several features.
+checked against the libraries' TreeSHAP elsewhere), including covers of zero or
+too small to divide out (a factor multiplied again) and units of several
+features.
 """
 
 import numpy as np
@@ -26,7 +27,9 @@ def leaves(draw):
     z = np.array(
         draw(
             st.lists(
-                st.one_of(st.just(0.0), st.just(1.0), st.floats(0.0, 1.0)),
+                st.one_of(
+                    st.just(0.0), st.just(5e-324), st.just(1.0), st.floats(0.0, 1.0)
+                ),
                 min_size=m,
                 max_size=m,
             )
