@@ -51,41 +51,56 @@ MODELS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
-@pytest.mark.parametrize(
+UNITS = pytest.mark.parametrize(
     "units", [np.arange(6), np.array([0, 0, 1, -1, 1, 2])], ids=["columns", "groups"]
 )
-def test_rerouted_trees_equal_the_boosters_routing(name, units):
-    """The rule-rerouted terms equal the booster's routing of resampled rows."""
-    X, y = _data()
+
+
+def _kernel_and_reference(name, units, attribution, rows, reference_setup=None):
+    """The compiled resampled terms and ``_rescored``'s, the booster's scoring.
+
+    ``rows`` is (fitted, all): a model of ``MODELS[name]`` fitted on the
+    first rows of ``_data``, scoring the others with weights, 2 draws;
+    ``reference_setup(reader)`` runs between the two (to switch a path off).
+    """
+    fitted, n_rows = rows
+    X, y = _data(n_rows)
     y = _targets(name.split("-")[1], y)
-    model = MODELS[name]().fit(X[:300], y[:300])
+    model = MODELS[name]().fit(X[:fitted], y[:fitted])
     reader = read_model(model)
-    rows, n, y_rows, _ = reader.rows(X[300:], y[300:])
+    rows, n, y_rows, _ = reader.rows(X[fitted:], y[fitted:])
     w = np.random.default_rng(1).random(n)
     ys = perm.noise_targets(reader.ensemble, y_rows)
     sources = perm.draw_sources(n, 2, seed=3)
     n_units = int(units.max()) + 1
     ptr, trees = perm.unit_trees(reader.ensemble, units, n_units)
     compiled = perm._compiled(
-        reader, rows, ys, w, attribution="predecomp", unit_of=units, ptr=ptr,
+        reader, rows, ys, w, attribution=attribution, unit_of=units, ptr=ptr,
         trees=trees, sources=sources, own=None,
     )  # fmt: skip
     assert compiled is not None  # the rule covers these models
+    if reference_setup is not None:
+        reference_setup(reader)
     booster = perm._rescored(
-        reader, rows, n, ys, w, attribution="predecomp", unit_of=units, ptr=ptr,
+        reader, rows, n, ys, w, attribution=attribution, unit_of=units, ptr=ptr,
         sources=sources,
     )  # fmt: skip
     assert np.abs(booster).max() > 0
+    return compiled, booster
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@UNITS
+def test_rerouted_trees_equal_the_boosters_routing(name, units):
+    """The rule-rerouted terms equal the booster's routing of resampled rows."""
+    compiled, booster = _kernel_and_reference(name, units, "predecomp", (300, 400))
     np.testing.assert_allclose(
         compiled, booster, rtol=1e-9, atol=1e-9 * np.abs(booster).max()
     )
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-@pytest.mark.parametrize(
-    "units", [np.arange(6), np.array([0, 0, 1, -1, 1, 2])], ids=["columns", "groups"]
-)
+@UNITS
 def test_resampled_treeshap_equals_the_boosters_treeshap_of_resampled_rows(
     name, units, monkeypatch
 ):
@@ -94,52 +109,16 @@ def test_resampled_treeshap_equals_the_boosters_treeshap_of_resampled_rows(
     The reference scores every resampled copy of the rows with the booster's
     per-round TreeSHAP (``pred_contribs`` / ``pred_contrib``), not ours.
     """
-    X, y = _data(260)
-    y = _targets(name.split("-")[1], y)
-    model = MODELS[name]().fit(X[:200], y[:200])
-    reader = read_model(model)
-    rows, n, y_rows, _ = reader.rows(X[200:], y[200:])
-    w = np.random.default_rng(1).random(n)
-    ys = perm.noise_targets(reader.ensemble, y_rows)
-    sources = perm.draw_sources(n, 2, seed=3)
-    n_units = int(units.max()) + 1
-    ptr, trees = perm.unit_trees(reader.ensemble, units, n_units)
-    compiled = perm._compiled(
-        reader, rows, ys, w, attribution="treeshap", unit_of=units, ptr=ptr,
-        trees=trees, sources=sources, own=None,
-    )  # fmt: skip
-    assert compiled is not None
-    monkeypatch.setattr(type(reader), "has_treeshap_rows", lambda self, X: False)
-    booster = perm._rescored(
-        reader, rows, n, ys, w, attribution="treeshap", unit_of=units, ptr=ptr,
-        sources=sources,
-    )  # fmt: skip
-    assert np.abs(booster).max() > 0
+
+    def booster_treeshap(reader):
+        monkeypatch.setattr(type(reader), "has_treeshap_rows", lambda self, X: False)
+
+    compiled, booster = _kernel_and_reference(
+        name, units, "treeshap", (200, 260), booster_treeshap
+    )
     np.testing.assert_allclose(
         compiled, booster, rtol=1e-6, atol=1e-6 * np.abs(booster).max()
     )
-
-
-def test_the_treeshap_kernel_takes_a_rows_own_terms_for_equal_draws():
-    """TreeSHAP's shortcut (a source row with the same values) changes nothing."""
-    rng = np.random.default_rng(4)
-    X = rng.integers(0, 3, size=(500, 5)).astype(float)
-    X[rng.random(X.shape) < 0.05] = np.nan
-    y = np.nan_to_num(X[:, 0]) + rng.normal(size=500)
-    model = lgb.LGBMRegressor(n_estimators=30, num_leaves=15, verbose=-1)
-    model.fit(X[:300], y[:300])
-    reader = read_model(model)
-    rows, n, y_rows, _ = reader.rows(X[300:], y[300:])
-    ys = perm.noise_targets(reader.ensemble, y_rows)
-    units = np.arange(5)
-    ptr, trees = perm.unit_trees(reader.ensemble, units, 5)
-    sources = perm.draw_sources(n, 3, seed=0)
-    own = np.stack(perm.terms_at(reader, rows, n, ys, None, "treeshap"))
-    kw = dict(unit_of=units, ptr=ptr, trees=trees, sources=sources)
-    kw["attribution"] = "treeshap"
-    walked = perm._compiled(reader, rows, ys, None, own=None, **kw)
-    shortcut = perm._compiled(reader, rows, ys, None, own=own, **kw)
-    np.testing.assert_allclose(shortcut, walked, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("attribution", ["predecomp", "treeshap"])
@@ -276,22 +255,32 @@ def test_noise_dummies_of_rare_levels_are_not_kept():
     assert kept["default"][1] >= 0.7 * kept["model"][1]
 
 
-def test_draws_of_equal_values_take_the_rows_own_terms():
+@pytest.mark.parametrize("attribution", ["predecomp", "treeshap"])
+def test_draws_of_equal_values_take_the_rows_own_terms(attribution):
     """The kernel's shortcut (a source row with the same values) changes nothing."""
     rng = np.random.default_rng(4)
     X = rng.integers(0, 3, size=(500, 5)).astype(float)  # many equal values
     X[rng.random(X.shape) < 0.05] = np.nan
     y = np.nan_to_num(X[:, 0]) + rng.normal(size=500)
-    model = xgb.XGBRegressor(n_estimators=30, max_depth=3).fit(X[:300], y[:300])
+    if attribution == "predecomp":
+        model = xgb.XGBRegressor(n_estimators=30, max_depth=3)
+    else:  # leaf-wise trees: leaves with many path features
+        model = lgb.LGBMRegressor(n_estimators=30, num_leaves=15, verbose=-1)
+    model.fit(X[:300], y[:300])
     reader = read_model(model)
     rows, n, y_rows, _ = reader.rows(X[300:], y[300:])
     ys = perm.noise_targets(reader.ensemble, y_rows)
     units = np.arange(5)
     ptr, trees = perm.unit_trees(reader.ensemble, units, 5)
     sources = perm.draw_sources(n, 3, seed=0)
-    own = np.stack([tree_inner(model, X[300:], yc, per_sample=True) for yc in ys])
+    own = np.stack(
+        [
+            tree_inner(model, X[300:], yc, per_sample=True, attribution=attribution)
+            for yc in ys
+        ]
+    )
     kw = dict(unit_of=units, ptr=ptr, trees=trees, sources=sources)
-    kw["attribution"] = "predecomp"
+    kw["attribution"] = attribution
     walked = perm._compiled(reader, rows, ys, None, own=None, **kw)
     shortcut = perm._compiled(reader, rows, ys, None, own=own, **kw)
     np.testing.assert_allclose(shortcut, walked, rtol=1e-9, atol=1e-12)
