@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from ._device_kernels import device_kernels_for
 from ._kernels import kernels_for
 from ._progress import progress
 from ._readers._base import n_rows
@@ -91,6 +92,18 @@ def _gradient_kernels(reader):
     return kernels if kernels is not None and kernels.has_gradient else None
 
 
+def _residual_kernels(reader):
+    """Return the kernels of the per-leaf and per-row sums, or None for numpy.
+
+    A GPU model's run on its GPU where numba's CUDA target can
+    (:mod:`skl_treeinner._device_kernels`), the CPU kernels' otherwise.
+    """
+    kernels = _gradient_kernels(reader)
+    if kernels is None or not reader.on_gpu():
+        return kernels
+    return device_kernels_for(kernels) or kernels
+
+
 #: How much larger the fused kernels' row chunks are than the numpy path's:
 #: they keep no (rows x trees) float intermediates, only the leaves.
 FUSED_CHUNK_SCALE = 4
@@ -129,7 +142,7 @@ def predecomp_row_terms(reader, X, n, y, w, *, verbose=0):
     ens = reader.ensemble
     k, p = ens.n_outputs, ens.n_features
     z = np.empty((n, p), dtype=np.float64)
-    kernels = _gradient_kernels(reader)
+    kernels = _residual_kernels(reader)
     scale = 1 if kernels is None else FUSED_CHUNK_SCALE
     for start, stop, _, leaves in _chunks(
         reader, X, verbose, "tree_inner (predecomp, per sample)", scale
@@ -173,7 +186,7 @@ def leaf_residual_sums(reader, X, y, w, *, verbose=0):
     """
     ens = reader.ensemble
     leaf_residual = np.zeros(ens.n_nodes)
-    kernels = _gradient_kernels(reader)
+    kernels = _residual_kernels(reader)
     scale = 1 if kernels is None else FUSED_CHUNK_SCALE
     chunks = _chunks(reader, X, verbose, "tree_inner (predecomp)", scale)
     for start, stop, _, leaves in chunks:

@@ -30,6 +30,7 @@ EXEMPT = {
     "_numba_permute_shap.py",
     "_numba_shap_moments.py",
     "_numba_tree_paths.py",
+    "_cuda_kernels.py",
 }
 #: argparse's declarative parser: one statement per option, nothing to split.
 LONG_EXEMPT = {("_cli.py", "build_parser")}

@@ -365,6 +365,13 @@ class ModelReader(EstimatorHooks):
         """
         return False
 
+    def on_gpu(self) -> bool:
+        """Whether the booster routes rows on a GPU (then they are scored there).
+
+        The default: no. See :mod:`skl_treeinner._device_kernels`.
+        """
+        return False
+
     def describe(self) -> str:
         """Name the model in messages."""
         return f"The {type(self).__name__.removesuffix('Reader')} model"

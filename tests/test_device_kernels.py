@@ -1,0 +1,183 @@
+"""GPU models' residual sums on the device (issue 42, item 4).
+
+CI has no GPU: there these tests run the device kernel on numba's CUDA
+simulator (``NUMBA_ENABLE_CUDASIM=1``, set by conftest.py where no NVIDIA
+driver is installed), so they check its logic, not its speed. On a machine
+with a GPU and ``numba-cuda`` they run on the GPU. The reference is the CPU
+kernels, which tests/test_kernels.py holds to the numpy path, and, through
+them, XGBoost's own total gain.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import xgboost as xgb
+from conftest import make_data
+
+from skl_treeinner import TreeInnerSelector, _device_kernels, _kernels, tree_inner
+from skl_treeinner._readers import read_model
+from skl_treeinner._readers._xgboost import XGBoostReader
+
+pytest.importorskip("skl_treeinner._numba_kernels")
+if not _device_kernels.cuda_ready():
+    pytest.skip("numba's CUDA target cannot run here", allow_module_level=True)
+
+lgb = pytest.importorskip("lightgbm")
+
+
+def _models():
+    X, y = make_data(n=300, p=5, seed=3, nan_frac=0.05)
+    y3 = np.digitize(y, [0.0, 1.5])
+    common = dict(n_estimators=8, max_depth=3, n_jobs=1)
+    return {
+        "xgb-reg": (xgb.XGBRegressor(**common).fit(X[:150], y[:150]), X, y),
+        "xgb-softprob": (xgb.XGBClassifier(**common).fit(X[:150], y3[:150]), X, y3),
+        "xgb-poisson": (
+            xgb.XGBRegressor(objective="count:poisson", max_delta_step=0, **common).fit(
+                X[:150], np.floor(np.exp(y[:150] / 3))
+            ),
+            X,
+            np.floor(np.exp(y / 3)),
+        ),
+        # Two trees per iteration and output.
+        "xgb-forest": (
+            xgb.XGBRegressor(num_parallel_tree=2, subsample=0.8, **common).fit(
+                X[:150], y[:150]
+            ),
+            X,
+            y,
+        ),
+        "lgb-ova": (
+            lgb.LGBMClassifier(
+                objective="multiclassova", n_estimators=5, num_leaves=6, verbose=-1
+            ).fit(X[:150], y3[:150]),
+            X,
+            y3,
+        ),
+    }
+
+
+MODELS = _models()
+
+
+def _leaves(name):
+    model, X, y = MODELS[name]
+    reader = read_model(model)
+    target = reader.encode_target(np.asarray(y)) if hasattr(model, "classes_") else y
+    w = np.random.default_rng(1).uniform(0.2, 3.0, size=X.shape[0])
+    host = _kernels.kernels_for(reader.ensemble, 1)
+    return host, reader.apply(X), np.asarray(target, dtype=float), w
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_device_residual_sums_equal_the_cpu_kernels(name, weighted):
+    host, leaves, y, w = _leaves(name)
+    w = w if weighted else None
+    device = _device_kernels.DeviceKernels(host)
+    got = device._on_device("leaf_sums", leaves, y, w)
+    np.testing.assert_allclose(got, host.leaf_sums(leaves, y, w), rtol=1e-9, atol=1e-12)
+    # Summed in a fixed order: the same call gives the same bits.
+    np.testing.assert_array_equal(device._on_device("leaf_sums", leaves, y, w), got)
+    got = device._on_device("row_terms", leaves, y, w)
+    np.testing.assert_allclose(got, host.row_terms(leaves, y, w), rtol=1e-9, atol=1e-12)
+
+
+def _on_gpu(monkeypatch, calls):
+    """Make XGBoost models look GPU-trained, and count the device's launches."""
+    monkeypatch.setattr(XGBoostReader, "on_gpu", lambda self: True)
+    real = _device_kernels.DeviceKernels._on_device
+
+    def counted(self, method, *args):
+        calls.append(method)
+        return real(self, method, *args)
+
+    monkeypatch.setattr(_device_kernels.DeviceKernels, "_on_device", counted)
+
+
+@pytest.mark.parametrize("name", ["xgb-reg", "xgb-softprob"])
+def test_a_gpu_model_is_scored_on_the_device(name, monkeypatch):
+    model, X, y = MODELS[name]
+    expected = tree_inner(model, X, y)
+    rows = tree_inner(model, X, y, per_sample=True)
+    calls = []
+    _on_gpu(monkeypatch, calls)
+    np.testing.assert_allclose(tree_inner(model, X, y), expected, rtol=1e-9)
+    assert "leaf_sums" in calls  # the device ran (a check, then the chunk)
+    got = tree_inner(model, X, y, per_sample=True)
+    np.testing.assert_allclose(got, rows, rtol=1e-9, atol=1e-12)
+    assert "row_terms" in calls
+
+
+def test_the_selector_on_a_gpu_model_chooses_as_on_the_cpu(monkeypatch):
+    # The folds run in threads (the default n_jobs, on 2 cores or more): the
+    # device takes one call at a time.
+    X, y = make_data(n=500, p=6, seed=4)
+
+    def fit():
+        est = xgb.XGBRegressor(n_estimators=20, max_depth=3)
+        return TreeInnerSelector(est, cv=3, random_state=0).fit(X, y)
+
+    cpu = fit()
+    calls = []
+    _on_gpu(monkeypatch, calls)
+    gpu = fit()
+    assert "row_terms" in calls
+    np.testing.assert_allclose(gpu.scores_, cpu.scores_, rtol=1e-9)
+    np.testing.assert_allclose(gpu.pvalues_, cpu.pvalues_, rtol=1e-9, atol=1e-15)
+    np.testing.assert_array_equal(gpu.get_support(), cpu.get_support())
+
+
+def test_on_the_training_rows_the_device_gives_xgboosts_total_gain(monkeypatch):
+    # Prop. 3 through the device: TreeInner on the training rows is XGBoost's
+    # own total gain (its get_score), a number we did not compute.
+    X, y = make_data(n=400, p=5, seed=8)
+    booster = xgb.train(
+        {"max_depth": 3, "eta": 0.3, "lambda": 1.0, "base_score": 0.5},
+        xgb.DMatrix(X, label=y),
+        10,
+    )
+    calls = []
+    _on_gpu(monkeypatch, calls)
+    scores = tree_inner(booster, X, y)
+    gain = booster.get_score(importance_type="total_gain")
+    own = np.array([gain.get(f"f{j}", 0.0) for j in range(X.shape[1])])
+    np.testing.assert_allclose(scores, own, rtol=1e-5)
+    assert calls
+
+
+@pytest.mark.parametrize("wrong", ["leaf_sums", "row_terms"])
+def test_a_device_that_disagrees_is_not_trusted(wrong, monkeypatch):
+    # Each of the two sums is checked on its own first rows: a device wrong
+    # in one only is caught there, even after the other was trusted.
+    model, X, y = MODELS["xgb-reg"]
+    expected = tree_inner(model, X, y), tree_inner(model, X, y, per_sample=True)
+    monkeypatch.setattr(XGBoostReader, "on_gpu", lambda self: True)
+    real = _device_kernels.DeviceKernels._on_device
+
+    def off(self, method, *args):
+        got = real(self, method, *args)
+        return got * (1 + 1e-7) if method == wrong else got
+
+    monkeypatch.setattr(_device_kernels.DeviceKernels, "_on_device", off)
+    monkeypatch.setattr(_device_kernels, "_CACHE", type(_device_kernels._CACHE)())
+    with pytest.warns(RuntimeWarning, match="scored on the CPU") as record:
+        got = tree_inner(model, X, y), tree_inner(model, X, y, per_sample=True)
+    assert len(record) == 1
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], expected[1], rtol=1e-12, atol=1e-15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once per model
+        np.testing.assert_array_equal(tree_inner(model, X, y), got[0])
+
+
+def test_models_the_device_cannot_take_stay_on_the_cpu(monkeypatch):
+    host, _, _, _ = _leaves("xgb-reg")
+    monkeypatch.setattr(_device_kernels, "cuda_ready", lambda: False)
+    assert _device_kernels.device_kernels_for(host) is None
+    monkeypatch.undo()
+    monkeypatch.setattr("skl_treeinner._cuda_kernels.MAX_OUTPUTS", 2)
+    softprob, _, _, _ = _leaves("xgb-softprob")
+    assert _device_kernels.device_kernels_for(softprob) is None
+    assert _device_kernels.device_kernels_for(host) is not None
