@@ -1,5 +1,6 @@
 """The demo, the example and the benchmark run, so that they cannot rot."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -335,3 +336,17 @@ def test_default_bins_benchmark_smoke():
     assert [r[0].strip() for r in rows] == ["max_bin=256", "max_bin=32"]  # diabetes
     assert all(0.0 <= float(r[5]) <= 1.0 for r in rows)  # Jaccard of selections
     assert "seed noise at max_bin=256" in out
+
+
+def test_the_gpu_kernels_compile_for_a_real_gpu():
+    # Only where numba-cuda (the gpu extra) is installed: the simulator the
+    # other device tests run on would accept code a GPU cannot compile.
+    pytest.importorskip("numba_cuda")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    out = subprocess.run(
+        [sys.executable, "benchmarks/compile_cuda.py", "--cc", "9.0"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    names = [line.split(":")[0] for line in out.stdout.splitlines() if "PTX" in line]
+    assert names == ["residual_terms", "leaf_block_sums", "block_totals"]

@@ -1,0 +1,55 @@
+"""Compile the GPU kernels for a real GPU, on a machine without one.
+
+The tests run ``skl_treeinner._cuda_kernels`` on numba's CUDA simulator, which
+runs Python and would accept code that numba-cuda cannot compile for a device.
+This script compiles every kernel to PTX for a compute capability (9.0, an
+H100, by default) with the real CUDA target. It needs ``numba-cuda`` and the
+CUDA compiler libraries, not a GPU::
+
+    python -m pip install "numba-cuda[cu12]"
+    python benchmarks/compile_cuda.py [--cc 9.0]
+
+numba-cuda asks the current device for its compute capability when it
+compiles a function a kernel calls (the objectives' gradients); without a GPU
+a stand-in device answers with ``--cc``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import types
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cc", default="9.0", help="compute capability, e.g. 8.0")
+    cc = tuple(int(part) for part in parser.parse_args().cc.split("."))
+
+    from numba import cuda, float64, int64
+
+    if not cuda.is_available():  # else the GPU answers for itself
+        import numba.cuda.dispatcher as dispatcher
+
+        device = types.SimpleNamespace(compute_capability=cc)
+        dispatcher.get_current_device = lambda: device
+
+    from skl_treeinner import _cuda_kernels as ck
+
+    f1, f2, i1, i2 = float64[:], float64[:, :], int64[:], int64[:, :]
+    signatures = {
+        "residual_terms": (
+            i2, f1, f1, f1, f1, i1, i1, int64, float64, f1, i1, i1, f1, int64, f2, f2,
+        ),
+        "leaf_block_sums": (i2, f2, int64, f2),
+        "block_totals": (f2, f1),
+    }  # fmt: skip
+    for name, signature in signatures.items():
+        ptx, _ = cuda.compile_ptx(getattr(ck, name).py_func, signature, cc=cc)
+        atomics = sorted(set(re.findall(r"\b(?:atom|red)\.[a-z.0-9]+", ptx)))
+        print(f"{name}: {len(ptx):,} characters of PTX for sm_{cc[0]}{cc[1]}, "
+              f"atomic operations: {atomics or 'none'}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
