@@ -589,7 +589,11 @@ def kernels_for(ens: TreeEnsemble, n_threads: int = 1) -> Kernels | None:
         return None
     kernels = _CACHE.get(ens)
     if kernels is None:
-        kernels = _CACHE[ens] = Kernels(ens, n_threads)
+        kernels = Kernels(ens, n_threads)
+        # An entry must not keep its key alive: only callers' copies hold it.
+        kernels.ensemble = None
+        _CACHE[ens] = kernels
     mine = copy.copy(kernels)
+    mine.ensemble = ens
     mine.n_threads = max(1, int(n_threads))
     return mine

@@ -312,3 +312,23 @@ def test_callers_sharing_a_model_keep_their_own_thread_counts():
     one, eight = _kernels.kernels_for(ens, 1), _kernels.kernels_for(ens, 8)
     assert (one.n_threads, eight.n_threads) == (1, 8)
     assert one.value is eight.value  # the prepared arrays are shared
+
+
+def test_a_model_no_one_holds_is_freed_with_its_kernels(monkeypatch):
+    # The kernels' cache is keyed weakly by the ensemble; its entry must not
+    # hold the ensemble itself (40 models scored in a loop kept 40 entries).
+    import gc
+    import weakref
+
+    monkeypatch.setattr(_base, "_READ_CACHE", type(_base._READ_CACHE)())
+    X, y = make_data(n=200, p=4, seed=1)
+    model = xgb.XGBRegressor(n_estimators=3, max_depth=2).fit(X, y)
+    tree_inner(model, X, y)
+    ens = read_model(model).ensemble
+    kernels = _kernels.kernels_for(ens)
+    assert kernels.ensemble is ens  # the caller's copy holds it
+    gone = weakref.ref(ens)
+    del model, ens, kernels
+    _base._READ_CACHE.clear()
+    gc.collect()
+    assert gone() is None
