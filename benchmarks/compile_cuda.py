@@ -41,7 +41,7 @@ def main() -> None:
         "residual_terms": (
             i2, f1, f1, f1, f1, i1, i1, int64, float64, f1, i1, i1, f1, int64, f2, f2,
         ),
-        "leaf_block_sums": (i2, f2, int64, f2),
+        "leaf_block_sums": (i2, f2, i1, int64, f2),
         "block_totals": (f2, f1),
     }  # fmt: skip
     for name, signature in signatures.items():

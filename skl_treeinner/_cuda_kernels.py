@@ -27,8 +27,11 @@ from ._numba_kernels import gradient
 MAX_OUTPUTS = 32
 #: Threads per block of every launch.
 THREADS_PER_BLOCK = 128
-#: Rows one thread sums per tree into a leaf's partial sum.
+#: Rows one thread sums per tree into a leaf's partial sum, at the least.
 BLOCK_ROWS = 256
+#: The most partial sums (blocks x nodes) kept on the device at once; blocks
+#: grow beyond :data:`BLOCK_ROWS` rows to stay within it.
+MAX_PARTIAL = 1 << 22
 
 
 @cuda.jit
@@ -68,6 +71,9 @@ def residual_terms(
     wi = w[i] if w.shape[0] > 0 else 1.0
     yi = y[i]
     per_row = row_out.shape[0] > 0
+    if per_row:
+        for c in range(row_out.shape[1]):
+            row_out[i, c] = 0.0
     for r in range(indptr.shape[0] - 1):
         # Every tree of iteration r was fitted at the margin before r.
         gradient(code, prm, f, yi, g)
@@ -86,12 +92,14 @@ def residual_terms(
 
 
 @cuda.jit
-def leaf_block_sums(leaves, res, block_rows, partial):
+def leaf_block_sums(leaves, res, offsets, block_rows, partial):
     """partial[b, leaf] = Σ res[i, t] over the rows i of block b reaching the leaf.
 
     One thread per (tree, block of ``block_rows`` rows), the trees varying
-    fastest: every entry has one owner, which adds its rows in order, so the
-    sums are the same on every run (atomic adds are not).
+    fastest: it zeroes, then fills, its tree's nodes (``offsets[t]`` to
+    ``offsets[t + 1]``) of its block's row of ``partial``, adding its rows in
+    order. Every entry has one owner, so the sums are the same on every run
+    (atomic adds are not).
     """
     j = cuda.grid(1)
     n, n_trees = leaves.shape
@@ -99,6 +107,8 @@ def leaf_block_sums(leaves, res, block_rows, partial):
     b = j // n_trees
     if b >= partial.shape[0]:
         return
+    for node in range(offsets[t], offsets[t + 1]):
+        partial[b, node] = 0.0
     for i in range(b * block_rows, min(n, (b + 1) * block_rows)):
         partial[b, leaves[i, t]] += res[i, t]
 
@@ -113,6 +123,16 @@ def block_totals(partial, out):
     for b in range(partial.shape[0]):
         total += partial[b, node]
     out[node] = total
+
+
+def block_rows(n_rows: int, n_nodes: int) -> int:
+    """Rows per block of :func:`leaf_block_sums`.
+
+    :data:`BLOCK_ROWS`, or more where the partial sums would exceed
+    :data:`MAX_PARTIAL` entries.
+    """
+    blocks = max(1, min(-(-n_rows // BLOCK_ROWS), MAX_PARTIAL // max(n_nodes, 1)))
+    return max(1, -(-n_rows // blocks))
 
 
 def launch(n: int) -> tuple[int, int]:

@@ -16,7 +16,7 @@ import xgboost as xgb
 from conftest import make_data
 
 from skl_treeinner import TreeInnerSelector, _device_kernels, _kernels, tree_inner
-from skl_treeinner._readers import read_model
+from skl_treeinner._readers import _base, read_model
 from skl_treeinner._readers._xgboost import XGBoostReader
 
 pytest.importorskip("skl_treeinner._numba_kernels")
@@ -75,12 +75,12 @@ def _leaves(name):
 def test_device_residual_sums_equal_the_cpu_kernels(name, weighted):
     host, leaves, y, w = _leaves(name)
     w = w if weighted else None
-    device = _device_kernels.DeviceKernels(host)
-    got = device._on_device("leaf_sums", leaves, y, w)
+    device = _device_kernels._OnDevice(host)
+    got = device.run("leaf_sums", leaves, y, w)
     np.testing.assert_allclose(got, host.leaf_sums(leaves, y, w), rtol=1e-9, atol=1e-12)
     # Summed in a fixed order: the same call gives the same bits.
-    np.testing.assert_array_equal(device._on_device("leaf_sums", leaves, y, w), got)
-    got = device._on_device("row_terms", leaves, y, w)
+    np.testing.assert_array_equal(device.run("leaf_sums", leaves, y, w), got)
+    got = device.run("row_terms", leaves, y, w)
     np.testing.assert_allclose(got, host.row_terms(leaves, y, w), rtol=1e-9, atol=1e-12)
 
 
@@ -103,11 +103,50 @@ def test_a_gpu_model_is_scored_on_the_device(name, monkeypatch):
     rows = tree_inner(model, X, y, per_sample=True)
     calls = []
     _on_gpu(monkeypatch, calls)
-    np.testing.assert_allclose(tree_inner(model, X, y), expected, rtol=1e-9)
-    assert "leaf_sums" in calls  # the device ran (a check, then the chunk)
-    got = tree_inner(model, X, y, per_sample=True)
-    np.testing.assert_allclose(got, rows, rtol=1e-9, atol=1e-12)
-    assert "row_terms" in calls
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a distrusted device warns
+        for _ in range(2):  # the first call checks, the second is the device's
+            np.testing.assert_allclose(tree_inner(model, X, y), expected, rtol=1e-9)
+            got = tree_inner(model, X, y, per_sample=True)
+            np.testing.assert_allclose(got, rows, rtol=1e-9, atol=1e-12)
+    assert calls == ["leaf_sums", "row_terms"] * 2
+
+
+def test_chunks_weights_and_a_late_check(monkeypatch):
+    # Several chunks, strided weights, and no nonzero term in the first chunk
+    # (zero weights): the device is checked on the first chunk that has one.
+    model, _, _ = MODELS["xgb-reg"]
+    X, y = make_data(n=1500, p=5, seed=9)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, size=(1500, 2))[:, 0]
+    w[:600] = 0.0
+    monkeypatch.setattr(_base, "_CHUNK_ELEMENTS", 2048)  # 256 rows of 8 trees
+    expected = tree_inner(model, X, y, sample_weight=w)
+    rows = tree_inner(model, X, y, sample_weight=w, per_sample=True)
+    calls = []
+    _on_gpu(monkeypatch, calls)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = tree_inner(model, X, y, sample_weight=w)
+        np.testing.assert_allclose(got, expected, rtol=1e-9)
+        got = tree_inner(model, X, y, sample_weight=w, per_sample=True)
+        np.testing.assert_allclose(got, rows, rtol=1e-9, atol=1e-12)
+    # Chunks of 1024 rows (4 x 256): the first has only zero weights.
+    assert calls == ["leaf_sums", "leaf_sums", "row_terms", "row_terms"]
+
+
+def test_a_failing_device_leaves_the_model_on_the_cpu(monkeypatch):
+    model, X, y = MODELS["xgb-reg"]
+    expected = tree_inner(model, X, y)
+    monkeypatch.setattr(XGBoostReader, "on_gpu", lambda self: True)
+
+    def fail(self, *args):
+        raise MemoryError("out of device memory")
+
+    monkeypatch.setattr(_device_kernels._OnDevice, "run", fail)
+    monkeypatch.setattr(_device_kernels, "_CACHE", type(_device_kernels._CACHE)())
+    with pytest.warns(RuntimeWarning, match="failed.*out of device memory"):
+        got = tree_inner(model, X, y)
+    np.testing.assert_array_equal(got, expected)
 
 
 def test_the_selector_on_a_gpu_model_chooses_as_on_the_cpu(monkeypatch):
@@ -169,7 +208,7 @@ def test_a_device_that_disagrees_is_not_trusted(wrong, monkeypatch):
     np.testing.assert_allclose(got[1], expected[1], rtol=1e-12, atol=1e-15)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # warned once per model
-        np.testing.assert_array_equal(tree_inner(model, X, y), got[0])
+        np.testing.assert_allclose(tree_inner(model, X, y), got[0], rtol=1e-12)
 
 
 def test_models_the_device_cannot_take_stay_on_the_cpu(monkeypatch):
@@ -181,3 +220,21 @@ def test_models_the_device_cannot_take_stay_on_the_cpu(monkeypatch):
     softprob, _, _, _ = _leaves("xgb-softprob")
     assert _device_kernels.device_kernels_for(softprob) is None
     assert _device_kernels.device_kernels_for(host) is not None
+
+
+def test_a_model_on_the_device_is_freed_with_it(monkeypatch):
+    import gc
+    import weakref
+
+    monkeypatch.setattr(_base, "_READ_CACHE", type(_base._READ_CACHE)())
+    monkeypatch.setattr(XGBoostReader, "on_gpu", lambda self: True)
+    X, y = make_data(n=200, p=4, seed=1)
+    model = xgb.XGBRegressor(n_estimators=3, max_depth=2).fit(X, y)
+    tree_inner(model, X, y)
+    ens = read_model(model).ensemble
+    assert ens in _device_kernels._CACHE
+    gone = weakref.ref(ens)
+    del model, ens
+    _base._READ_CACHE.clear()
+    gc.collect()
+    assert gone() is None
