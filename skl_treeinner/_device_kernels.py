@@ -52,14 +52,18 @@ def _check_rows() -> int:
 
 @functools.cache
 def cuda_ready() -> bool:
-    """Whether numba's CUDA target can run here (a GPU, or the simulator)."""
+    """Whether numba-cuda sees a GPU here (or numba's CUDA simulator is on)."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # numba's own CUDA target is deprecated
-            from numba import cuda
+        from numba import config
 
-            return bool(cuda.is_available())
-    except Exception:  # noqa: BLE001 (no numba, no CUDA library: the CPU it is)
+        if not config.ENABLE_CUDASIM:
+            # The gpu extra: numba's own CUDA target is deprecated, and needs
+            # a CUDA toolkit of its own to compile.
+            import numba_cuda  # noqa: F401
+        from numba import cuda
+
+        return bool(cuda.is_available())
+    except Exception:  # noqa: BLE001 (no numba-cuda, no driver: the CPU it is)
         return False
 
 

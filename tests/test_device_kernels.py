@@ -238,3 +238,19 @@ def test_a_model_on_the_device_is_freed_with_it(monkeypatch):
     _base._READ_CACHE.clear()
     gc.collect()
     assert gone() is None
+
+
+def test_without_numba_cuda_a_gpu_is_not_used(monkeypatch):
+    # numba's own CUDA target (deprecated, and needing a CUDA toolkit of its
+    # own) is not used: without the gpu extra, a GPU model is scored on the CPU.
+    import sys
+
+    from numba import config
+
+    monkeypatch.setattr(config, "ENABLE_CUDASIM", 0)
+    monkeypatch.setitem(sys.modules, "numba_cuda", None)  # not installed
+    _device_kernels.cuda_ready.cache_clear()
+    try:
+        assert not _device_kernels.cuda_ready()
+    finally:
+        _device_kernels.cuda_ready.cache_clear()
