@@ -40,7 +40,7 @@ import time
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from skl_treeinner import TreeInnerSelector, read_ensemble
+from skl_treeinner import TreeInnerSelector, _permutation, read_ensemble
 from skl_treeinner.datasets import make_rare_levels
 
 CONFIGS = {
@@ -125,7 +125,13 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--configs", nargs="*", default=list(CONFIGS))
+    parser.add_argument(
+        "--draws", type=int, default=None,
+        help="draws per row of the test of a column (default: the selector's)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.draws is not None:  # a measurement of the choice, not an option
+        _permutation.DRAWS = args.draws
     if args.design == "timing":
         timing()
         return

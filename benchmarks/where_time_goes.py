@@ -118,7 +118,15 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--max-bin", type=int, default=None,
                         help="the booster's max_bin (default: its own)")  # fmt: skip
+    parser.add_argument(
+        "--draws", type=int, default=None,
+        help="draws per row of the test of a column (default: the selector's)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.draws is not None:  # a measurement of the choice, not an option
+        from skl_treeinner import _permutation
+
+        _permutation.DRAWS = args.draws
     X, y = _data(args.rows, args.cols, args.task)
     classifier = args.task == "classification"
     # The selector's default booster for these rows (its bins follow them).

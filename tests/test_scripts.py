@@ -350,3 +350,12 @@ def test_the_gpu_kernels_compile_for_a_real_gpu():
     assert out.returncode == 0, out.stderr
     names = [line.split(":")[0] for line in out.stdout.splitlines() if "PTX" in line]
     assert names == ["residual_terms", "leaf_block_sums", "block_totals"]
+
+
+def test_first_fit_benchmark_smoke():
+    out = run(
+        "benchmarks/first_fit.py", "--rows", "400", "--cols", "5",
+        "--processes", "1", "--fits", "2",
+    )  # fmt: skip
+    assert out.count("| 1 |") == 1
+    assert "first fit's extra" in out
