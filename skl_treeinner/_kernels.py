@@ -21,13 +21,15 @@ import copy
 import os
 import warnings
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from . import _objectives as obj
 from ._ensemble import TreeEnsemble
 from ._optional import import_optional
+from ._row_blocks import in_threads as _in_threads
+from ._row_blocks import rows_per_thread
+from ._row_blocks import total as _total
 
 __all__ = [
     "ENV_VAR",
@@ -41,8 +43,6 @@ __all__ = [
 ENV_VAR = "SKL_TREEINNER_KERNEL"
 _BACKENDS = ("auto", "numba", "numpy")
 
-#: Rows below which one more thread is not worth starting.
-MIN_ROWS_PER_THREAD = 2048
 #: (row, tree) pairs below which one more TreeSHAP thread is not worth it.
 TREESHAP_PAIRS_PER_THREAD = 1 << 14
 #: Rows per call of a TreeSHAP kernel (its scratch per tree grows with them).
@@ -153,34 +153,8 @@ def global_leaves(local, offsets, n_threads: int = 1) -> np.ndarray:
     def work(a, b):
         kernel(local[a:b], offsets, out[a:b])
 
-    _in_threads(work, local.shape[0], n_threads)
+    _in_threads(work, local.shape[0], n_threads, rows_per_thread(local.shape[1]))
     return out
-
-
-def _blocks(n: int, n_threads: int, per_thread: int = MIN_ROWS_PER_THREAD):
-    """Split range(n) into even blocks: n_threads, or fewer of at least per_thread."""
-    parts = max(1, min(n_threads, n // per_thread))
-    edges = np.linspace(0, n, parts + 1).astype(np.int64)
-    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
-
-
-def _in_threads(
-    work, n: int, n_threads: int, per_thread: int = MIN_ROWS_PER_THREAD
-) -> list:
-    """Run ``work(start, stop)`` on blocks of range(n), one thread per block."""
-    blocks = _blocks(n, n_threads, per_thread)
-    if len(blocks) == 1:
-        return [work(*blocks[0])]
-    with ThreadPoolExecutor(len(blocks)) as pool:
-        return list(pool.map(lambda b: work(*b), blocks))
-
-
-def _total(parts):
-    """Add up per-thread sums in place of the first."""
-    total = parts[0]
-    for part in parts[1:]:
-        total += part
-    return total
 
 
 def _objective_spec(objective: obj.Objective) -> tuple[int, float] | None:
@@ -250,7 +224,8 @@ class Kernels:
         )
 
     def _run(self, work, n: int) -> list:
-        return _in_threads(work, n, self.n_threads)
+        per_thread = rows_per_thread(self.ensemble.n_trees)
+        return _in_threads(work, n, self.n_threads, per_thread)
 
     @staticmethod
     def _weights(w, start, stop) -> np.ndarray:
@@ -498,8 +473,8 @@ class Kernels:
                 return status, None
 
             # TREESHAP_PAIRS_PER_THREAD (row, tree) pairs at least per thread.
-            rows_per_thread = -(-TREESHAP_PAIRS_PER_THREAD // max(trees_done.size, 1))
-            parts = _in_threads(work, n, self.n_threads, max(rows_per_thread, 64))
+            per_thread = -(-TREESHAP_PAIRS_PER_THREAD // max(trees_done.size, 1))
+            parts = _in_threads(work, n, self.n_threads, max(per_thread, 64))
         else:
             # Threads split the trees, each with TREESHAP_PAIRS_PER_THREAD
             # (row, tree) pairs at least: with few rows a thread is not worth it.

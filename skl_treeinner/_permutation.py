@@ -29,7 +29,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import sparse
 
-from ._kernels import _in_threads, kernels_for
+from ._kernels import kernels_for
+from ._row_blocks import in_threads as _in_threads
 from ._scoring import final_margins, row_terms, treeshap_terms_of
 
 __all__ = [

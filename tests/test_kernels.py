@@ -15,7 +15,7 @@ import xgboost as xgb
 from conftest import make_data
 from threadpoolctl import threadpool_limits
 
-from skl_treeinner import _kernels, predecomp, tree_inner
+from skl_treeinner import _kernels, _row_blocks, predecomp, tree_inner
 from skl_treeinner import _objectives as obj
 from skl_treeinner._readers import _base, read_model
 
@@ -195,12 +195,13 @@ def test_threads_split_rows_without_changing_the_numbers(name):
     leaves = reader.apply(X)
     one = _kernels.Kernels(reader.ensemble, 1)
     three = _kernels.Kernels(reader.ensemble, 3)
-    assert len(_kernels._blocks(len(y), 3)) == 1  # 700 rows: not worth a thread
-    many = np.repeat(leaves, 10, axis=0)  # 7000 rows: three blocks
-    yy = np.repeat(y, 10).astype(float)
-    assert len(_kernels._blocks(len(yy), 3)) == 3
-    np.testing.assert_allclose(
-        three.leaf_sums(many, yy), one.leaf_sums(many, yy), rtol=1e-12, atol=1e-12
+    per_thread = _row_blocks.rows_per_thread(leaves.shape[1])
+    assert len(_row_blocks.blocks(len(y), 3, per_thread)) == 1  # not worth a thread
+    many = np.repeat(leaves, 100, axis=0)  # 70,000 rows of 12 trees: three blocks
+    yy = np.repeat(y, 100).astype(float)
+    assert len(_row_blocks.blocks(len(yy), 3, per_thread)) == 3
+    np.testing.assert_allclose(  # sums of 70,000 terms in another order
+        three.leaf_sums(many, yy), one.leaf_sums(many, yy), rtol=1e-10, atol=1e-10
     )
     np.testing.assert_array_equal(three.row_terms(many, yy), one.row_terms(many, yy))
     np.testing.assert_array_equal(three.leaf_paths(many), one.leaf_paths(many))
@@ -332,3 +333,15 @@ def test_a_model_no_one_holds_is_freed_with_its_kernels(monkeypatch):
     _base._READ_CACHE.clear()
     gc.collect()
     assert gone() is None
+
+
+def test_models_of_many_trees_get_every_thread():
+    # A chunk holds a bounded number of (row, tree) pairs, so its rows are few
+    # when the trees are many: blocks are sized in pairs, not rows (issue 42).
+    chunk_rows = 4 * 2**20 // 2000  # FUSED_CHUNK_SCALE chunks of 2,000 trees
+    per_thread = _row_blocks.rows_per_thread(2000)
+    # 2,097 rows: 15 blocks of 16 threads (one block of 2,048 rows or more, before)
+    assert len(_row_blocks.blocks(chunk_rows, 16, per_thread)) >= 15
+    assert len(_row_blocks.blocks(chunk_rows, 2, per_thread)) == 2
+    # Few trees: fewer, larger blocks (a thread is worth 2**18 pairs).
+    assert len(_row_blocks.blocks(10_000, 16, _row_blocks.rows_per_thread(10))) == 1
