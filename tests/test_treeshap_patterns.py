@@ -19,7 +19,7 @@ from hypothesis import given
 from scipy import sparse
 from test_properties import SETTINGS, make_model, params
 
-from skl_treeinner import _kernels, tree_inner
+from skl_treeinner import _kernels, _row_blocks, tree_inner
 from skl_treeinner._readers import read_model
 from skl_treeinner._readers._xgboost import XGBoostReader
 
@@ -246,10 +246,10 @@ def test_threads_split_the_trees_without_changing_the_numbers(per_row):
     one = _kernels.Kernels(ens, 1).treeshap_terms(dense, leaves, residual, per_row)
     three = _kernels.Kernels(ens, 3)
     if per_row:  # threads split the rows: each row's sum made in tree order
-        assert len(_kernels._blocks(len(X), 3, 64)) == 3  # 3 row blocks
+        assert len(_row_blocks.blocks(len(X), 3, 64)) == 3  # 3 row blocks
     else:
         per_thread = -(-_kernels.TREESHAP_PAIRS_PER_THREAD // len(X))
-        assert len(_kernels._blocks(ens.n_trees, 3, per_thread)) == 3  # 3 tree blocks
+        assert len(_row_blocks.blocks(ens.n_trees, 3, per_thread)) == 3  # 3 tree blocks
     got = three.treeshap_terms(dense, leaves, residual, per_row)
     if per_row:  # the same numbers for any thread count (selector p-values)
         np.testing.assert_array_equal(got, one)
