@@ -473,8 +473,8 @@ class Kernels:
                 return status, None
 
             # TREESHAP_PAIRS_PER_THREAD (row, tree) pairs at least per thread.
-            per_thread = -(-TREESHAP_PAIRS_PER_THREAD // max(trees_done.size, 1))
-            parts = _in_threads(work, n, self.n_threads, max(per_thread, 64))
+            per_thread = rows_per_thread(trees_done.size, TREESHAP_PAIRS_PER_THREAD)
+            parts = _in_threads(work, n, self.n_threads, per_thread)
         else:
             # Threads split the trees, each with TREESHAP_PAIRS_PER_THREAD
             # (row, tree) pairs at least: with few rows a thread is not worth it.

@@ -22,9 +22,9 @@ MIN_PAIRS_PER_THREAD = 1 << 18
 MIN_ROWS = 64
 
 
-def rows_per_thread(n_trees: int) -> int:
-    """Return the rows a block needs for a thread of its own, with ``n_trees`` trees."""
-    return max(MIN_ROWS, -(-MIN_PAIRS_PER_THREAD // max(int(n_trees), 1)))
+def rows_per_thread(n_trees: int, pairs: int = MIN_PAIRS_PER_THREAD) -> int:
+    """Return the rows of ``n_trees`` trees a thread needs: ``pairs`` pairs."""
+    return max(MIN_ROWS, -(-pairs // max(int(n_trees), 1)))
 
 
 def blocks(n: int, n_threads: int, per_thread: int) -> list[tuple[int, int]]:
