@@ -1,9 +1,10 @@
 """Compile the GPU kernels for a real GPU, on a machine without one.
 
-The tests run ``skl_treeinner._cuda_kernels`` on numba's CUDA simulator, which
-runs Python and would accept code that numba-cuda cannot compile for a device.
-This script compiles every kernel to PTX for a compute capability (9.0, an
-H100, by default) with the real CUDA target. It needs ``numba-cuda`` and the
+The tests run ``skl_treeinner._cuda_kernels`` and ``_cuda_treeshap`` on
+numba's CUDA simulator, which runs Python and would accept code that
+numba-cuda cannot compile for a device. This script compiles every kernel to
+PTX for a compute capability (9.0, an H100, by default) with the real CUDA
+target. It needs ``numba-cuda`` and the
 CUDA compiler libraries, not a GPU::
 
     python -m pip install "numba-cuda[cu12]"
@@ -26,7 +27,7 @@ def main() -> None:
     parser.add_argument("--cc", default="9.0", help="compute capability, e.g. 8.0")
     cc = tuple(int(part) for part in parser.parse_args().cc.split("."))
 
-    from numba import cuda, float64, int64
+    from numba import boolean, cuda, float32, float64, int32, int64
 
     if not cuda.is_available():  # else the GPU answers for itself
         import numba.cuda.dispatcher as dispatcher
@@ -35,17 +36,29 @@ def main() -> None:
         dispatcher.get_current_device = lambda: device
 
     from skl_treeinner import _cuda_kernels as ck
+    from skl_treeinner import _cuda_treeshap as cs
 
-    f1, f2, i1, i2 = float64[:], float64[:, :], int64[:], int64[:, :]
+    f1, f2, f3 = float64[:], float64[:, :], float64[:, :, :]
+    i1, i2, b1, b2 = int64[:], int64[:, :], boolean[:], boolean[:, :]
+    # XGBoost's rows and thresholds are float32; the split rule's arrays.
+    x, rule = float32[:, :], (i1, float32[:], b1, boolean)
+    paths = (i1, i2, b2, i2)
     signatures = {
-        "residual_terms": (
+        "residual_terms": (ck, (
             i2, f1, f1, f1, f1, i1, i1, int64, float64, f1, i1, i1, f1, int64, f2, f2,
-        ),
-        "leaf_block_sums": (i2, f2, i1, int64, f2),
-        "block_totals": (f2, f1),
+        )),
+        "leaf_block_sums": (ck, (i2, f2, i1, int64, f2)),
+        "block_totals": (ck, (f2, f1)),
+        "pattern_counts": (cs, (
+            x, i2, f3, f1, int64, i1, i1, *paths, i1, i1, *rule, f2, int32[:],
+        )),
+        "row_patterns": (cs, (
+            x, i2, f3, f1, i1, i1, *paths, i1, i2, f1, i1, *rule, f3, int32[:],
+        )),
     }  # fmt: skip
-    for name, signature in signatures.items():
-        ptx, _ = cuda.compile_ptx(getattr(ck, name).py_func, signature, cc=cc)
+    for name, (module, signature) in signatures.items():
+        kernel = getattr(module, name).py_func
+        ptx, _ = cuda.compile_ptx(kernel, signature, cc=cc)
         atomics = sorted(set(re.findall(r"\b(?:atom|red)\.[a-z.0-9]+", ptx)))
         print(f"{name}: {len(ptx):,} characters of PTX for sm_{cc[0]}{cc[1]}, "
               f"atomic operations: {atomics or 'none'}")  # fmt: skip

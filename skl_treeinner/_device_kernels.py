@@ -1,19 +1,25 @@
-"""PreDecomp TreeInner of GPU models on the GPU they were trained on.
+"""TreeInner of GPU models on the GPU they were trained on.
 
 A GPU booster routes rows on its GPU (``pred_leaf``); without this module the
 per-(row, tree) arithmetic after it runs on the CPU. :class:`DeviceKernels`
-runs :meth:`~skl_treeinner._kernels.Kernels.leaf_sums` and
-:meth:`~skl_treeinner._kernels.Kernels.row_terms` on the GPU instead, with
+runs :meth:`~skl_treeinner._kernels.Kernels.leaf_sums`,
+:meth:`~skl_treeinner._kernels.Kernels.row_terms` (PreDecomp) and
+:meth:`~skl_treeinner._kernels.Kernels.treeshap_of_targets` (TreeSHAP by
+leaf patterns, where every leaf of the model splits on at most
+:data:`~skl_treeinner._numba_treeshap.MAX_DENSE_FEATURES` distinct features)
+on the GPU instead, with
 numba's CUDA target (``python -m pip install "skl-treeinner[gpu]"``, which
 installs ``numba-cuda`` with the CUDA 12 compiler libraries; the GPU's driver
 must be installed). The model's arrays go to the device once per model, each
-chunk's leaves, targets and weights once per call; what comes back is a sum
-per leaf, or the rows' terms.
+chunk's leaves, targets and weights (and, for TreeSHAP, its rows) once per
+call; what comes back is a sum per leaf, the sums per leaf and pattern (folded
+into Shapley values on the host), or the rows' terms.
 
 Where the target cannot run (no ``numba-cuda``, no GPU visible, more than
 :data:`~skl_treeinner._cuda_kernels.MAX_OUTPUTS` outputs) the CPU kernels do the
 work, with the same numbers. The device is checked before it is trusted: per
-model and per sum (the per-leaf sums, the per-row terms), the first rows with
+model and per sum (the per-leaf sums, the per-row terms, TreeSHAP summed or
+per row), the first rows with
 a nonzero result (:data:`CHECK_ROWS` of the first such chunk, more than one
 block of the per-leaf sums) are scored both ways and compared (relative
 :data:`CHECK_RTOL`). A device that disagrees, or fails (compiling, memory, a
@@ -38,6 +44,12 @@ __all__ = ["DeviceKernels", "cuda_ready", "device_kernels_for"]
 
 #: How closely the device must agree with the CPU kernels (relative).
 CHECK_RTOL = 1e-9
+#: The most sums per (leaf, pattern) on the device at once, per target: the
+#: leaves go in groups within it.
+MAX_PATTERN_SUMS = 1 << 24
+#: The largest table of every leaf's Shapley vector per pattern (entries) kept
+#: on the device for TreeSHAP per row; a larger model's rows go to the CPU.
+MAX_TABLE = 1 << 25
 #: One call on the device at a time: the selector's folds run in threads, and
 #: one GPU gains nothing from several host threads launching on it (numba's
 #: simulator refuses concurrent kernels).
@@ -94,17 +106,63 @@ class _OnDevice:
         self.table = (on(kernels.inv_lr), on(ptr), on(col), on(val))
         self.offsets = on(np.ascontiguousarray(ens.tree_offsets, dtype=np.int64))
         self.none = (on(np.empty(0)), on(np.empty((0, 1))))
+        self.n_trees, self.n_iterations = ens.n_trees, ens.n_iterations
         #: Per method, whether the device agreed with the CPU (absent until
         #: checked on rows with a nonzero result).
         self.trusted: dict[str, bool] = {}
+        #: TreeSHAP's layout of the leaves (None until asked; False where the
+        #: model's leaves cannot all take their 2^m patterns).
+        self.shap: _ShapLayout | bool | None = None
+
+    def takes_shap(self, kernels: Kernels, per_row: bool) -> bool:
+        """Whether TreeSHAP by leaf patterns (per row or summed) runs here."""
+        if self.shap is None:
+            self.shap = _ShapLayout.of(kernels, self.cuda, self.table[0])
+        if not self.shap:
+            return False
+        return not per_row or self.shap.has_table(kernels)
+
+    def _weights(self, w):
+        if w is None:
+            return self.none[0]
+        return self.cuda.to_device(np.ascontiguousarray(w, dtype=np.float64))
+
+    def _residuals(self, leaves, ys, w):
+        """w_i (-g_{i,t}) at every target, on the device: (targets, rows, trees)."""
+        cuda, k = self.cuda, self.k
+        weights = self._weights(w)
+        ys = np.ascontiguousarray(np.atleast_2d(ys), dtype=np.float64)
+        n = leaves.shape[0]
+        res = cuda.device_array((ys.shape[0], n, self.n_trees))
+        for c in range(ys.shape[0]):
+            k.residual_terms[k.launch(n)](
+                leaves, cuda.to_device(ys[c]), weights, *self.walk, *self.table,
+                self.n_features, res[c], self.none[1],
+            )  # fmt: skip
+        return res
+
+    def run_treeshap(self, X, leaves, ys, w, per_row) -> np.ndarray | None:
+        """TreeSHAP's terms on the device, as the CPU kernels give them.
+
+        None where a row's leaf by the split rule is not the booster's.
+        """
+        cuda = self.cuda
+        leaves = cuda.to_device(np.ascontiguousarray(leaves, dtype=np.int64))
+        res = self._residuals(leaves, ys, w)
+        X = cuda.to_device(np.ascontiguousarray(X))
+        misrouted = cuda.to_device(np.zeros(1, dtype=np.int32))
+        if per_row:
+            out = self.shap.per_row(X, leaves, res, misrouted)
+        else:
+            out = np.zeros((res.shape[0], self.n_iterations, self.n_features))
+            self.shap.summed(X, leaves, res, out, misrouted)
+        return None if misrouted.copy_to_host()[0] else out
 
     def run(self, method, leaves, y, w) -> np.ndarray:
         """Run ``method`` ("leaf_sums" or "row_terms") on the device."""
         leaves, y = _rows(leaves, y)
         cuda, k = self.cuda, self.k
-        weights = self.none[0]
-        if w is not None:
-            weights = cuda.to_device(np.ascontiguousarray(w, dtype=np.float64))
+        weights = self._weights(w)
         n, n_trees = leaves.shape
         leaves = cuda.to_device(leaves)
         if method == "leaf_sums":
@@ -127,12 +185,122 @@ class _OnDevice:
         return out.copy_to_host()
 
 
+class _ShapLayout:
+    """A model's leaves on the device for TreeSHAP by leaf patterns.
+
+    Every leaf whose path splits, flat (:func:`~skl_treeinner.\
+_numba_device_shap.flat_leaves`); for TreeSHAP per row, the table of every
+    leaf's Shapley vector per pattern, built on first use.
+    """
+
+    @classmethod
+    def of(cls, kernels: Kernels, cuda, inv_lr) -> _ShapLayout | bool:
+        """Return the layout, or False where a leaf has too many path features."""
+        from ._numba_device_shap import flat_leaves
+        from ._numba_treeshap import MAX_DENSE_FEATURES
+
+        ens = kernels.ensemble
+        rule = ens.split_rule
+        if rule is None or rule.oblivious:
+            return False
+        cover = ens.cover if rule.cover is None else rule.cover
+        flat = flat_leaves(
+            *(np.ascontiguousarray(a, dtype=np.int64) for a in (
+                ens.tree_offsets, ens.children_left, ens.parent, ens.feature)),
+            np.ascontiguousarray(cover, dtype=np.float64),
+        )  # fmt: skip
+        if flat[-1] > MAX_DENSE_FEATURES:
+            return False
+        return cls(kernels, cuda, inv_lr, flat[:-1])
+
+    def __init__(self, kernels: Kernels, cuda, inv_lr, flat):
+        ens = kernels.ensemble
+        rule = ens.split_rule
+        self.cuda, self.inv_lr, self.n_features = cuda, inv_lr, ens.n_features
+        (self.leaf_tree, self.leaf_node, path_len, path_node, path_left, path_bit,
+         self.n_unique, self.uniq_feature, self.uniq_zero,
+         tree_leaves) = flat  # fmt: skip
+        self.starts = np.concatenate([[0], np.cumsum(1 << self.n_unique)])
+        self.value = kernels.value
+        self.tree_round = np.ascontiguousarray(ens.tree_iteration, dtype=np.int64)
+        on = cuda.to_device
+        self.paths = tuple(on(a) for a in (path_len, path_node, path_left, path_bit))
+        self.leaves_on = tuple(
+            on(a) for a in (self.leaf_tree, self.leaf_node, self.n_unique)
+        )
+        self.tree_leaves = on(tree_leaves)
+        self.starts_on = on(self.starts)
+        self.uniq_on = on(self.uniq_feature)
+        self.rule = (
+            on(np.ascontiguousarray(ens.feature, dtype=np.int64)),
+            on(np.ascontiguousarray(rule.threshold)),
+            on(np.ascontiguousarray(rule.missing_left, dtype=np.bool_)),
+            bool(rule.strict),
+        )
+        self.table: tuple | bool | None = None
+
+    def has_table(self, kernels: Kernels) -> bool:
+        """Build the per-row table once, if it fits :data:`MAX_TABLE`."""
+        if self.table is None:
+            from ._numba_device_shap import pattern_table
+
+            starts = np.concatenate(
+                [[0], np.cumsum((1 << self.n_unique) * self.n_unique)]
+            )
+            self.table = False
+            if starts[-1] <= MAX_TABLE:
+                table = pattern_table(
+                    self.value, self.leaf_node, self.n_unique, self.uniq_zero, starts
+                )
+                self.table = (self.cuda.to_device(table), self.cuda.to_device(starts))
+        return bool(self.table)
+
+    def per_row(self, X, leaves, res, misrouted):
+        """Each row's TreeSHAP terms: (targets, rows, features), on the host."""
+        from . import _cuda_kernels, _cuda_treeshap
+
+        n = leaves.shape[0]
+        out = self.cuda.device_array((res.shape[0], n, self.n_features))
+        _cuda_treeshap.row_patterns[_cuda_kernels.launch(n)](
+            X, leaves, res, self.inv_lr, self.tree_leaves, self.leaves_on[1],
+            *self.paths, self.leaves_on[2], self.uniq_on, *self.table, *self.rule,
+            out, misrouted,
+        )  # fmt: skip
+        return out.copy_to_host()
+
+    def summed(self, X, leaves, res, out, misrouted) -> None:
+        """out[c, round, k] += the terms summed over rows, leaves in groups."""
+        from . import _cuda_kernels, _cuda_treeshap
+        from ._numba_device_shap import fold_counts
+
+        starts, n_leaves = self.starts, self.n_unique.shape[0]
+        first = 0
+        while first < n_leaves:
+            end = np.searchsorted(starts, starts[first] + MAX_PATTERN_SUMS, "right")
+            last = max(first + 1, min(int(end) - 1, n_leaves))
+            counts = self.cuda.device_array(
+                (res.shape[0], starts[last] - starts[first])
+            )
+            _cuda_treeshap.pattern_counts[_cuda_kernels.launch(last - first)](
+                X, leaves, res, self.inv_lr, first, *self.leaves_on[:2], *self.paths,
+                self.leaves_on[2], self.starts_on, *self.rule, counts, misrouted,
+            )  # fmt: skip
+            fold_counts(
+                counts.copy_to_host(), first, last, self.value, self.leaf_node,
+                self.leaf_tree, self.n_unique, self.uniq_feature, self.uniq_zero,
+                starts, self.tree_round, out,
+            )  # fmt: skip
+            first = last
+
+
 class DeviceKernels:
     """The residual sums of :class:`~skl_treeinner._kernels.Kernels`, on a GPU.
 
     Built by :func:`device_kernels_for` for one caller (its CPU kernels, with
-    their thread count, do the check and any fallback); :meth:`leaf_sums` and
-    :meth:`row_terms` take and return what the CPU kernels' methods do.
+    their thread count, do the check and any fallback); :meth:`leaf_sums`,
+    :meth:`row_terms`, :meth:`treeshap_of_targets` and
+    :meth:`iteration_gradients` take and return what the CPU kernels' methods
+    do.
     """
 
     def __init__(self, device: _OnDevice, host: Kernels):
@@ -143,45 +311,84 @@ class DeviceKernels:
 
     def leaf_sums(self, leaves, y, w=None) -> np.ndarray:
         """Σ_i w_i (-g_{i,m}) over the rows reaching each leaf: (n_nodes,)."""
-        return self._checked("leaf_sums", leaves, y, w)
+        return self._checked("leaf_sums", (leaves, y, w))
 
     def row_terms(self, leaves, y, w=None) -> np.ndarray:
         """Per-row TreeInner terms z_ik of the chunk, summed over outputs."""
-        return self._checked("row_terms", leaves, y, w)
+        return self._checked("row_terms", (leaves, y, w))
 
-    def _checked(self, method, leaves, y, w):
+    def treeshap_of_targets(self, X, leaves, ys, w, per_row):
+        """TreeSHAP's TreeInner at targets ``ys``, summed per round or per row.
+
+        As :meth:`~skl_treeinner._kernels.Kernels.treeshap_of_targets`:
+        ``(terms, rounds left to the booster)``, or ``(None, None)`` where the
+        split rule misroutes a row (the CPU kernels warn).
+        """
+        method = "treeshap_rows" if per_row else "treeshap"
+        with _ONE_AT_A_TIME:
+            try:
+                ready = self.device.takes_shap(self.host, per_row)
+            except Exception as error:  # noqa: BLE001 (no device memory, ...)
+                self.device.shap = False
+                self._distrust(method, f"failed ({error!r})")
+                ready = False
+        if not ready:
+            return self.host.treeshap_of_targets(X, leaves, ys, w, per_row)
+        out = self._checked(method, (X, leaves, ys, w))
+        return (None, None) if out is None else (out, np.zeros(0, dtype=np.int64))
+
+    def iteration_gradients(self, leaves, y) -> np.ndarray:
+        """Return the CPU kernels' ``iteration_gradients`` (the booster's TreeSHAP)."""
+        return self.host.iteration_gradients(leaves, y)
+
+    def _checked(self, method, args):
         with _ONE_AT_A_TIME:
             trusted = self.device.trusted.get(method)
             if trusted is None:
-                return self._check(method, leaves, y, w)
+                return self._check(method, args)
             if trusted:
                 try:
-                    return self._on_device(method, leaves, y, w)
+                    out = self._on_device(method, args)
                 except Exception as error:  # noqa: BLE001 (any device failure)
                     self._distrust(method, f"failed ({error!r})")
-        return getattr(self.host, method)(leaves, y, w)
+                else:
+                    if out is not None:
+                        return out
+        return self._on_host(method, args)  # misrouted rows: the CPU warns
 
-    def _check(self, method, leaves, y, w) -> np.ndarray:
+    def _check(self, method, args) -> np.ndarray | None:
         """Score the chunk on the CPU, its first rows on the device too."""
-        on_cpu = getattr(self.host, method)(leaves, y, w)
+        on_cpu = self._on_host(method, args)
+        if on_cpu is None:
+            return None
+        leaves = args[1] if method.startswith("treeshap") else args[0]
         head = min(_check_rows(), leaves.shape[0])
-        part = leaves[:head], y[:head], None if w is None else w[:head]
-        first = on_cpu[:head] if method == "row_terms" else None
-        if first is None:
-            first = getattr(self.host, method)(*part)
-        scale = float(np.abs(first[np.isfinite(first)]).max(initial=0.0))
+        part = _head(args, head)
+        if method == "row_terms":
+            first = on_cpu[:head]
+        elif method == "treeshap_rows":
+            first = on_cpu[:, :head]
+        else:
+            first = self._on_host(method, part)
+        scale = 0.0 if first is None else _scale(first)
         if scale == 0.0:  # nothing to compare yet: check the next chunk
             return on_cpu
         try:
-            on_gpu = self._on_device(method, *part)
+            on_gpu = self._on_device(method, part)
         except Exception as error:  # noqa: BLE001 (any device failure)
             self._distrust(method, f"failed ({error!r})")
             return on_cpu
         atol = CHECK_RTOL * scale
-        if np.allclose(on_gpu, first, rtol=CHECK_RTOL, atol=atol, equal_nan=True):
+        if on_gpu is not None and np.allclose(
+            on_gpu, first, rtol=CHECK_RTOL, atol=atol, equal_nan=True
+        ):
             self.device.trusted[method] = True
         else:
-            largest = float(np.nanmax(np.abs(on_gpu - first), initial=np.inf))
+            largest = (
+                np.inf
+                if on_gpu is None
+                else float(np.nanmax(np.abs(on_gpu - first), initial=np.inf))
+            )
             self._distrust(
                 method, f"disagreed with the CPU (largest difference {largest:.3g})"
             )
@@ -190,15 +397,51 @@ class DeviceKernels:
     def _distrust(self, method, what) -> None:
         self.device.trusted[method] = False
         warnings.warn(
-            f"The GPU's {method.replace('_', ' ')} {what} on this model; it is "
+            f"The GPU's {_NAMES[method]} {what} on this model; it is "
             "scored on the CPU. Please report it to skl-treeinner with your GPU, "
             "CUDA driver and numba-cuda versions.",
             RuntimeWarning,
             stacklevel=user_stacklevel(),
         )
 
-    def _on_device(self, method, leaves, y, w) -> np.ndarray:
-        return self.device.run(method, leaves, y, w)
+    def _on_host(self, method, args) -> np.ndarray | None:
+        if method.startswith("treeshap"):
+            # No rounds are left to the booster: a model the device takes has
+            # at most MAX_DENSE_FEATURES distinct features on every path.
+            out, _ = self.host.treeshap_of_targets(*args, method == "treeshap_rows")
+            return out
+        return getattr(self.host, method)(*args)
+
+    def _on_device(self, method, args) -> np.ndarray | None:
+        if method.startswith("treeshap"):
+            return self.device.run_treeshap(*args, method == "treeshap_rows")
+        return self.device.run(method, *args)
+
+
+#: What the warnings call each sum.
+_NAMES = {
+    "leaf_sums": "leaf sums",
+    "row_terms": "row terms",
+    "treeshap": "TreeSHAP sums",
+    "treeshap_rows": "TreeSHAP row terms",
+}
+
+
+def _head(args, k):
+    """Return the first k rows of every argument (of each target in a list)."""
+
+    def rows(a):
+        if a is None:
+            return None
+        if isinstance(a, list):
+            return [rows(b) for b in a]
+        return a[:k]
+
+    return tuple(rows(a) for a in args)
+
+
+def _scale(values) -> float:
+    return float(np.abs(values[np.isfinite(values)]).max(initial=0.0))
 
 
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -271,7 +271,7 @@ def treeshap_terms_of(
     # Larger chunks than PreDecomp's: every chunk costs one TreeSHAP call per
     # iteration, and the boosters' per-call overhead adds up over hundreds.
     chunks = reader.iter_leaves(X, scale=4)
-    kernels = _gradient_kernels(reader)
+    kernels = _residual_kernels(reader)
     patterns = kernels is not None and reader.has_treeshap_rows(X)
     if patterns and verbose:
         chunks = progress(

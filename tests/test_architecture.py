@@ -31,6 +31,8 @@ EXEMPT = {
     "_numba_shap_moments.py",
     "_numba_tree_paths.py",
     "_cuda_kernels.py",
+    "_cuda_treeshap.py",
+    "_numba_device_shap.py",
 }
 #: argparse's declarative parser: one statement per option, nothing to split.
 LONG_EXEMPT = {("_cli.py", "build_parser")}

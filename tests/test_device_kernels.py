@@ -254,3 +254,199 @@ def test_without_numba_cuda_a_gpu_is_not_used(monkeypatch):
         assert not _device_kernels.cuda_ready()
     finally:
         _device_kernels.cuda_ready.cache_clear()
+
+
+# TreeSHAP by leaf patterns on the device. The simulator runs every thread in
+# Python, so these use the first 96 rows.
+SHAP_ROWS = 64
+
+
+def _shap_inputs(name):
+    model, X, _ = MODELS[name]
+    host, leaves, y, w = _leaves(name)
+    X = read_model(model).treeshap_rows(X[:SHAP_ROWS])
+    return host, X, leaves[:SHAP_ROWS], [y[:SHAP_ROWS], y[:SHAP_ROWS] + 1.0], w
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_device_treeshap_equals_the_cpu_kernels(name):
+    host, X, leaves, ys, w = _shap_inputs(name)
+    device = _device_kernels._OnDevice(host)
+    assert device.takes_shap(host, per_row=False)
+    assert device.takes_shap(host, per_row=True)
+    for weights in (w[:SHAP_ROWS], None) if name == "xgb-reg" else (w[:SHAP_ROWS],):
+        for per_row in (False, True):
+            got = device.run_treeshap(X, leaves, ys, weights, per_row)
+            expected, rounds = host.treeshap_of_targets(X, leaves, ys, weights, per_row)
+            assert rounds.size == 0
+            np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+            if not per_row:  # one owner per sum, rows in order: the same bits
+                np.testing.assert_array_equal(
+                    device.run_treeshap(X, leaves, ys, weights, per_row), got
+                )
+
+
+def test_device_treeshap_is_xgboosts_own(monkeypatch):
+    # One round of squared error from base_score b: each row's term is
+    # (y_i - b) / α times its TreeSHAP, which must be XGBoost's pred_contribs
+    # (a number we did not compute), through the device's table of patterns.
+    X, y = make_data(n=200, p=5, seed=5, nan_frac=0.05)
+    model = xgb.XGBRegressor(
+        n_estimators=1, max_depth=4, learning_rate=0.5, base_score=0.25
+    ).fit(X, y)
+    X, y = X[:SHAP_ROWS], y[:SHAP_ROWS]
+    calls = []
+    _on_gpu(monkeypatch, calls)
+    tree_inner(model, X, y, attribution="treeshap", per_sample=True)  # the check
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        terms = tree_inner(model, X, y, attribution="treeshap", per_sample=True)
+    assert calls == ["treeshap_rows", "treeshap_rows"]
+    contribs = model.get_booster().predict(xgb.DMatrix(X), pred_contribs=True)
+    expected = contribs[:, :-1] * ((y - 0.25) / 0.5)[:, None]
+    np.testing.assert_allclose(terms, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["xgb-reg", "xgb-softprob"])
+def test_treeshap_of_a_gpu_model_is_scored_on_the_device(name, monkeypatch):
+    model, X, y = MODELS[name]
+    X, y = X[:SHAP_ROWS], y[:SHAP_ROWS]
+    expected = tree_inner(model, X, y, attribution="treeshap")
+    rows = tree_inner(model, X, y, attribution="treeshap", per_sample=True)
+    calls = []
+    _on_gpu(monkeypatch, calls)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):  # the first call checks, the second is the device's
+            got = tree_inner(model, X, y, attribution="treeshap")
+            np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+            got = tree_inner(model, X, y, attribution="treeshap", per_sample=True)
+            np.testing.assert_allclose(got, rows, rtol=1e-9, atol=1e-12)
+    assert calls == ["treeshap", "treeshap_rows"] * 2
+
+
+def test_device_treeshap_in_groups_of_leaves(monkeypatch):
+    # A model whose sums per (leaf, pattern) exceed what the device holds at
+    # once goes in groups of leaves, with the same numbers.
+    host, X, leaves, ys, w = _shap_inputs("xgb-softprob")
+    device = _device_kernels._OnDevice(host)
+    assert device.takes_shap(host, per_row=False)
+    whole = device.run_treeshap(X, leaves, ys, w[:SHAP_ROWS], False)
+    launched = []
+    real = device.cuda.device_array
+
+    def counted(shape, *args, **kwargs):
+        launched.append(shape)
+        return real(shape, *args, **kwargs)
+
+    monkeypatch.setattr(device.cuda, "device_array", counted)
+    monkeypatch.setattr(_device_kernels, "MAX_PATTERN_SUMS", 20)
+    got = device.run_treeshap(X, leaves, ys, w[:SHAP_ROWS], False)
+    assert sum(len(s) == 2 and s[0] == 2 for s in launched) > 10  # groups
+    np.testing.assert_allclose(got, whole, rtol=1e-12, atol=1e-14)
+
+
+def test_models_the_device_treeshap_cannot_take(monkeypatch):
+    # Too many distinct features on a path (the table of 2^m patterns), or a
+    # per-row table over MAX_TABLE: the CPU kernels, with the same numbers.
+    host, X, leaves, ys, w = _shap_inputs("xgb-reg")
+    monkeypatch.setattr(_device_kernels, "MAX_TABLE", 10)
+    device = _device_kernels._OnDevice(host)
+    assert device.takes_shap(host, per_row=False)
+    assert not device.takes_shap(host, per_row=True)
+    monkeypatch.setattr("skl_treeinner._numba_treeshap.MAX_DENSE_FEATURES", 2)
+    device = _device_kernels._OnDevice(host)
+    assert not device.takes_shap(host, per_row=False)
+    kernels = _device_kernels.DeviceKernels(device, host)
+    got, rounds = kernels.treeshap_of_targets(X, leaves, ys, None, False)
+    expected, _ = host.treeshap_of_targets(X, leaves, ys, None, False)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_device_treeshap_finds_a_misrouted_row():
+    # The booster's leaf must be the one the split rule leads to: a row sent
+    # elsewhere makes the device's answer None (the CPU kernels then warn and
+    # hand the call to the booster's own TreeSHAP).
+    host, X, leaves, ys, w = _shap_inputs("xgb-reg")
+    device = _device_kernels._OnDevice(host)
+    offsets = host.ensemble.tree_offsets
+    left = host.ensemble.children_left
+    wrong = leaves.copy()
+    tree = 3
+    others = [
+        node
+        for node in range(offsets[tree], offsets[tree + 1])
+        if left[node] < 0 and node != leaves[7, tree]
+    ]
+    wrong[7, tree] = others[0]
+    assert device.takes_shap(host, per_row=True)
+    for per_row in (False, True):
+        assert device.run_treeshap(X, leaves, ys, None, per_row) is not None
+        assert device.run_treeshap(X, wrong, ys, None, per_row) is None
+
+
+@pytest.mark.parametrize("wrong", ["treeshap", "treeshap_rows"])
+def test_a_device_treeshap_that_disagrees_is_not_trusted(wrong, monkeypatch):
+    model, X, y = MODELS["xgb-reg"]
+    X, y = X[:SHAP_ROWS], y[:SHAP_ROWS]
+    kwargs = dict(attribution="treeshap")
+    expected = tree_inner(model, X, y, **kwargs)
+    rows = tree_inner(model, X, y, per_sample=True, **kwargs)
+    monkeypatch.setattr(XGBoostReader, "on_gpu", lambda self: True)
+    real = _device_kernels.DeviceKernels._on_device
+
+    def off(self, method, *args):
+        got = real(self, method, *args)
+        return got * (1 + 1e-7) if method == wrong else got
+
+    monkeypatch.setattr(_device_kernels.DeviceKernels, "_on_device", off)
+    monkeypatch.setattr(_device_kernels, "_CACHE", type(_device_kernels._CACHE)())
+    with pytest.warns(RuntimeWarning, match="TreeSHAP.*scored on the CPU") as record:
+        got = tree_inner(model, X, y, **kwargs)
+        got_rows = tree_inner(model, X, y, per_sample=True, **kwargs)
+    assert len(record) == 1
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    np.testing.assert_allclose(got_rows, rows, rtol=1e-12, atol=1e-15)
+
+
+def test_the_treeshap_selector_on_a_gpu_model_chooses_as_on_the_cpu(monkeypatch):
+    X, y = make_data(n=240, p=5, seed=6)
+
+    def fit():
+        est = xgb.XGBRegressor(n_estimators=6, max_depth=3)
+        selector = TreeInnerSelector(est, attribution="treeshap", random_state=0)
+        return selector.fit(X, y)
+
+    cpu = fit()
+    calls = []
+    _on_gpu(monkeypatch, calls)
+    gpu = fit()
+    assert "treeshap_rows" in calls
+    np.testing.assert_allclose(gpu.scores_, cpu.scores_, rtol=1e-9)
+    np.testing.assert_allclose(gpu.pvalues_, cpu.pvalues_, rtol=1e-9, atol=1e-15)
+    np.testing.assert_array_equal(gpu.get_support(), cpu.get_support())
+
+
+@pytest.mark.parametrize("where", ["layout", "run"])
+def test_a_failing_device_treeshap_leaves_the_model_on_the_cpu(where, monkeypatch):
+    model, X, y = MODELS["xgb-reg"]
+    X, y = X[:SHAP_ROWS], y[:SHAP_ROWS]
+    expected = tree_inner(model, X, y, attribution="treeshap")
+    monkeypatch.setattr(XGBoostReader, "on_gpu", lambda self: True)
+
+    def fail(*args):
+        raise MemoryError("out of device memory")
+
+    if where == "layout":
+        monkeypatch.setattr(_device_kernels._ShapLayout, "of", fail)
+    else:
+        monkeypatch.setattr(_device_kernels._OnDevice, "run_treeshap", fail)
+    monkeypatch.setattr(_device_kernels, "_CACHE", type(_device_kernels._CACHE)())
+    with pytest.warns(RuntimeWarning, match="TreeSHAP sums failed.*out of device"):
+        got = tree_inner(model, X, y, attribution="treeshap")
+    np.testing.assert_array_equal(got, expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per model
+        np.testing.assert_array_equal(
+            tree_inner(model, X, y, attribution="treeshap"), expected
+        )

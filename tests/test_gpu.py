@@ -3,7 +3,8 @@
 CI has no GPU, so every test here skips there; on a machine with one they
 check what the issue found wrong: the leaves of a freshly trained GPU booster
 with missing values, local accuracy (Prop. 1) to float32 precision, and the
-selector choosing on a GPU booster what it chooses on the CPU one.
+selector choosing on a GPU booster what it chooses on the CPU one; and
+TreeSHAP TreeInner of a GPU booster (on the GPU with the gpu extra).
 """
 
 import json
@@ -95,3 +96,38 @@ def test_tree_inner_on_a_gpu_booster_is_checked():
     np.testing.assert_allclose(
         z.sum(axis=0), tree_inner(est, X[1500:], y[1500:]), rtol=1e-9
     )
+
+
+def test_treeshap_tree_inner_on_a_gpu_booster():
+    # Where numba-cuda is installed (the gpu extra) the sums run on the GPU,
+    # checked against the CPU kernels first: a disagreement would warn.
+    X, y = _data()
+    est = xgb.XGBRegressor(n_estimators=60, max_depth=5, device="cuda")
+    est.fit(X[:1500], y[:1500])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", RuntimeWarning)
+        for _ in range(2):  # the first call checks, the second is the device's
+            z = tree_inner(
+                est, X[1500:], y[1500:], attribution="treeshap", per_sample=True
+            )
+            total = tree_inner(est, X[1500:], y[1500:], attribution="treeshap")
+    np.testing.assert_allclose(z.sum(axis=0), total, rtol=1e-9)
+
+
+def test_treeshap_terms_of_a_gpu_booster_are_gputreeshaps_values():
+    # One round of squared error from base_score b: each row's term is
+    # (y_i - b) / α times the row's TreeSHAP, XGBoost's GPUTreeShap's own.
+    X, y = _data(n=2000, seed=2)
+    est = xgb.XGBRegressor(
+        n_estimators=1, max_depth=6, learning_rate=0.5, base_score=0.25,
+        device="cuda",
+    ).fit(X, y)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", RuntimeWarning)
+        for _ in range(2):
+            terms = tree_inner(est, X, y, attribution="treeshap", per_sample=True)
+    contribs = est.get_booster().predict(xgb.DMatrix(X), pred_contribs=True)
+    expected = contribs[:, :-1] * ((y - 0.25) / 0.5)[:, None]
+    np.testing.assert_allclose(terms, expected, rtol=1e-4, atol=1e-5)
