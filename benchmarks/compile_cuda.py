@@ -38,10 +38,11 @@ def main() -> None:
     from skl_treeinner import _cuda_kernels as ck
     from skl_treeinner import _cuda_treeshap as cs
 
-    f1, f2, f3 = float64[:], float64[:, :], float64[:, :, :]
-    i1, i2, b1, b2 = int64[:], int64[:, :], boolean[:], boolean[:, :]
+    # C-contiguous arrays, as the calls pass them.
+    f1, f2, f3 = float64[::1], float64[:, ::1], float64[:, :, ::1]
+    i1, i2, b1, b2 = int64[::1], int64[:, ::1], boolean[::1], boolean[:, ::1]
     # XGBoost's rows and thresholds are float32; the split rule's arrays.
-    x, rule = float32[:, :], (i1, float32[:], b1, boolean)
+    x, rule = float32[:, ::1], (i1, float32[::1], b1, boolean)
     paths = (i1, i2, b2, i2)
     signatures = {
         "residual_terms": (ck, (
@@ -50,10 +51,10 @@ def main() -> None:
         "leaf_block_sums": (ck, (i2, f2, i1, int64, f2)),
         "block_totals": (ck, (f2, f1)),
         "pattern_counts": (cs, (
-            x, i2, f3, f1, int64, i1, i1, *paths, i1, i1, *rule, f2, int32[:],
+            x, i2, f3, f1, int64, i1, i1, *paths, i1, i1, *rule, f2, int32[::1],
         )),
         "row_patterns": (cs, (
-            x, i2, f3, f1, i1, i1, *paths, i1, i2, f1, i1, *rule, f3, int32[:],
+            x, i2, f3, f1, i1, i1, *paths, i1, i2, f1, i1, *rule, f3, int32[::1],
         )),
     }  # fmt: skip
     for name, (module, signature) in signatures.items():

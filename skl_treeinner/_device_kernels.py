@@ -146,16 +146,18 @@ class _OnDevice:
 
         None where a row's leaf by the split rule is not the booster's.
         """
-        cuda = self.cuda
+        cuda, layout = self.cuda, self.shap
+        if not isinstance(layout, _ShapLayout):  # given up in another thread
+            return None
         leaves = cuda.to_device(np.ascontiguousarray(leaves, dtype=np.int64))
         res = self._residuals(leaves, ys, w)
         X = cuda.to_device(np.ascontiguousarray(X))
         misrouted = cuda.to_device(np.zeros(1, dtype=np.int32))
         if per_row:
-            out = self.shap.per_row(X, leaves, res, misrouted)
+            out = layout.per_row(X, leaves, res, misrouted)
         else:
             out = np.zeros((res.shape[0], self.n_iterations, self.n_features))
-            self.shap.summed(X, leaves, res, out, misrouted)
+            layout.summed(X, leaves, res, out, misrouted)
         return None if misrouted.copy_to_host()[0] else out
 
     def run(self, method, leaves, y, w) -> np.ndarray:
@@ -329,7 +331,11 @@ class DeviceKernels:
             try:
                 ready = self.device.takes_shap(self.host, per_row)
             except Exception as error:  # noqa: BLE001 (no device memory, ...)
-                self.device.shap = False
+                layout = self.device.shap
+                if per_row and isinstance(layout, _ShapLayout):
+                    layout.table = False  # the sums over rows may still run
+                else:
+                    self.device.shap = False
                 self._distrust(method, f"failed ({error!r})")
                 ready = False
         if not ready:
@@ -342,18 +348,20 @@ class DeviceKernels:
         return self.host.iteration_gradients(leaves, y)
 
     def _checked(self, method, args):
-        with _ONE_AT_A_TIME:
-            trusted = self.device.trusted.get(method)
-            if trusted is None:
-                return self._check(method, args)
-            if trusted:
+        # The CPU's work runs outside the lock: the selector's other folds
+        # go on meanwhile.
+        trusted = self.device.trusted.get(method)
+        if trusted is None:
+            return self._check(method, args)
+        if trusted:
+            with _ONE_AT_A_TIME:
                 try:
                     out = self._on_device(method, args)
                 except Exception as error:  # noqa: BLE001 (any device failure)
                     self._distrust(method, f"failed ({error!r})")
-                else:
-                    if out is not None:
-                        return out
+                    out = None
+            if out is not None:
+                return out
         return self._on_host(method, args)  # misrouted rows: the CPU warns
 
     def _check(self, method, args) -> np.ndarray | None:
@@ -373,26 +381,32 @@ class DeviceKernels:
         scale = 0.0 if first is None else _scale(first)
         if scale == 0.0:  # nothing to compare yet: check the next chunk
             return on_cpu
+        with _ONE_AT_A_TIME:
+            if method not in self.device.trusted:  # not checked by another thread
+                self._compare(method, part, first, scale)
+        return on_cpu
+
+    def _compare(self, method, part, first, scale) -> None:
+        """Trust the device with ``method`` if it gives ``first`` on ``part``."""
         try:
             on_gpu = self._on_device(method, part)
         except Exception as error:  # noqa: BLE001 (any device failure)
             self._distrust(method, f"failed ({error!r})")
-            return on_cpu
-        atol = CHECK_RTOL * scale
+            return
+        if on_gpu is None and method.startswith("treeshap"):
+            if not isinstance(self.device.shap, _ShapLayout):
+                return  # given up in another thread, which warned
         if on_gpu is not None and np.allclose(
-            on_gpu, first, rtol=CHECK_RTOL, atol=atol, equal_nan=True
+            on_gpu, first, rtol=CHECK_RTOL, atol=CHECK_RTOL * scale, equal_nan=True
         ):
             self.device.trusted[method] = True
-        else:
-            largest = (
-                np.inf
-                if on_gpu is None
-                else float(np.nanmax(np.abs(on_gpu - first), initial=np.inf))
-            )
-            self._distrust(
-                method, f"disagreed with the CPU (largest difference {largest:.3g})"
-            )
-        return on_cpu
+            return
+        largest = np.inf
+        if on_gpu is not None:
+            largest = float(np.nanmax(np.abs(on_gpu - first), initial=np.inf))
+        self._distrust(
+            method, f"disagreed with the CPU (largest difference {largest:.3g})"
+        )
 
     def _distrust(self, method, what) -> None:
         self.device.trusted[method] = False

@@ -38,7 +38,8 @@ def flat_leaves(offsets, left, parent, feature, cover):
     nodes, whether the path goes left, the bit of the split's feature in the
     leaf's pattern), its distinct path features and their z; per tree t its
     leaves ``tree_leaves[t]:tree_leaves[t + 1]``; the most distinct features
-    of one path. A tree that is one leaf has none (its TreeSHAP is zero).
+    of one path. A tree that is one leaf has none (its TreeSHAP is zero), and
+    nor do nodes no path reaches (XGBoost keeps pruned nodes, parent -1).
     """
     n_trees = offsets.shape[0] - 1
     n_leaves = 0
@@ -72,6 +73,8 @@ def flat_leaves(offsets, left, parent, feature, cover):
         (ids, p_node, p_left, p_len, p_unique, u_feature, u_zero, n_u,
          _bits) = leaf_paths(lo, hi, left, parent, feature, cover)  # fmt: skip
         for j in range(ids.shape[0]):
+            if p_len[j] == 0:  # unreachable (counted above as not a leaf)
+                continue
             leaf_tree[at] = t
             leaf_node[at] = ids[j]
             d = p_len[j]

@@ -48,6 +48,14 @@ def _models():
             X,
             y,
         ),
+        # Pruned: XGBoost keeps the pruned nodes, which no path reaches.
+        "xgb-pruned": (
+            xgb.XGBRegressor(tree_method="exact", gamma=1.0, **common).fit(
+                X[:150], y[:150]
+            ),
+            X,
+            y,
+        ),
         "lgb-ova": (
             lgb.LGBMClassifier(
                 objective="multiclassova", n_estimators=5, num_leaves=6, verbose=-1
@@ -268,7 +276,8 @@ def _shap_inputs(name):
     return host, X, leaves[:SHAP_ROWS], [y[:SHAP_ROWS], y[:SHAP_ROWS] + 1.0], w
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+# Only XGBoost models are read as GPU models (reader.on_gpu).
+@pytest.mark.parametrize("name", [name for name in MODELS if name.startswith("xgb")])
 def test_device_treeshap_equals_the_cpu_kernels(name):
     host, X, leaves, ys, w = _shap_inputs(name)
     device = _device_kernels._OnDevice(host)
@@ -410,11 +419,11 @@ def test_a_device_treeshap_that_disagrees_is_not_trusted(wrong, monkeypatch):
 
 
 def test_the_treeshap_selector_on_a_gpu_model_chooses_as_on_the_cpu(monkeypatch):
-    X, y = make_data(n=240, p=5, seed=6)
+    X, y = make_data(n=160, p=5, seed=6)
 
     def fit():
         est = xgb.XGBRegressor(n_estimators=6, max_depth=3)
-        selector = TreeInnerSelector(est, attribution="treeshap", random_state=0)
+        selector = TreeInnerSelector(est, cv=2, attribution="treeshap", random_state=0)
         return selector.fit(X, y)
 
     cpu = fit()
@@ -450,3 +459,25 @@ def test_a_failing_device_treeshap_leaves_the_model_on_the_cpu(where, monkeypatc
         np.testing.assert_array_equal(
             tree_inner(model, X, y, attribution="treeshap"), expected
         )
+
+
+def test_device_treeshap_over_chunks_after_a_late_check(monkeypatch):
+    # Chunks of 256 rows; the first has only zero weights (nothing to compare),
+    # the second is checked, the last two run on the device unchecked.
+    model, _, _ = MODELS["xgb-reg"]
+    X, y = make_data(n=800, p=5, seed=11, nan_frac=0.05)
+    w = np.random.default_rng(4).uniform(0.5, 2.0, size=800)
+    w[:256] = 0.0
+    monkeypatch.setattr(_base, "_CHUNK_ELEMENTS", 8)  # the floor: 256 rows
+    kwargs = dict(attribution="treeshap", sample_weight=w)
+    expected = tree_inner(model, X, y, **kwargs)
+    rows = tree_inner(model, X, y, per_sample=True, **kwargs)
+    calls = []
+    _on_gpu(monkeypatch, calls)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = tree_inner(model, X, y, **kwargs)
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+        got = tree_inner(model, X, y, per_sample=True, **kwargs)
+        np.testing.assert_allclose(got, rows, rtol=1e-9, atol=1e-12)
+    assert calls == ["treeshap"] * 3 + ["treeshap_rows"] * 3

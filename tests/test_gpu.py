@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 import xgboost as xgb
 
-from skl_treeinner import TreeInnerSelector, predecomp, tree_inner
+from skl_treeinner import TreeInnerSelector, _device_kernels, predecomp, tree_inner
+from skl_treeinner._readers import read_model
 
 
 def _gpu_available() -> bool:
@@ -113,6 +114,9 @@ def test_treeshap_tree_inner_on_a_gpu_booster():
             )
             total = tree_inner(est, X[1500:], y[1500:], attribution="treeshap")
     np.testing.assert_allclose(z.sum(axis=0), total, rtol=1e-9)
+    if _device_kernels.cuda_ready():  # the gpu extra: the device ran, and agreed
+        device = _device_kernels._CACHE[read_model(est).ensemble]
+        assert device.trusted == {"treeshap": True, "treeshap_rows": True}
 
 
 def test_treeshap_terms_of_a_gpu_booster_are_gputreeshaps_values():
