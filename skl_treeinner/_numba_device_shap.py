@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._numba_tree_paths import leaf_paths
+from ._numba_tree_paths import depth_of, leaf_paths
 from ._numba_treeshap import (
     MAX_DENSE_FEATURES,
     _fold_values,
@@ -47,12 +47,7 @@ def flat_leaves(offsets, left, parent, feature, cover):
     for node in range(offsets[n_trees]):
         if left[node] < 0 and parent[node] >= 0:
             n_leaves += 1
-            d = 0
-            p = parent[node]
-            while p >= 0:
-                d += 1
-                p = parent[p]
-            width = max(width, d)
+            width = max(width, depth_of(node, parent))
     leaf_tree = np.empty(n_leaves, dtype=np.int64)
     leaf_node = np.empty(n_leaves, dtype=np.int64)
     path_len = np.zeros(n_leaves, dtype=np.int64)

@@ -18,6 +18,17 @@ _jit = njit(nogil=True, cache=True)
 
 
 @_jit
+def depth_of(node, parent):
+    """Return the number of splits above ``node`` (0 for a root or a pruned node)."""
+    d = 0
+    p = parent[node]
+    while p >= 0:
+        d += 1
+        p = parent[p]
+    return d
+
+
+@_jit
 def leaf_paths(lo, hi, left, parent, feature, cover):
     """Each leaf of the tree in nodes [lo, hi): its path and its distinct features.
 
@@ -36,12 +47,7 @@ def leaf_paths(lo, hi, left, parent, feature, cover):
     for node in range(lo, hi):
         if left[node] < 0:
             n_leaves += 1
-            d = 0
-            p = parent[node]
-            while p >= 0:
-                d += 1
-                p = parent[p]
-            depth = max(depth, d)
+            depth = max(depth, depth_of(node, parent))
     width = max(depth, 1)
     leaf_ids = np.empty(n_leaves, dtype=np.int64)
     path_node = np.empty((n_leaves, width), dtype=np.int64)
@@ -57,11 +63,7 @@ def leaf_paths(lo, hi, left, parent, feature, cover):
         if left[node] >= 0:
             continue
         leaf_ids[j] = node
-        d = 0
-        p = parent[node]
-        while p >= 0:
-            d += 1
-            p = parent[p]
+        d = depth_of(node, parent)
         path_len[j] = d
         # Fill root first: walk again, writing from the end.
         child = node

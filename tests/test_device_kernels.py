@@ -194,12 +194,20 @@ def test_on_the_training_rows_the_device_gives_xgboosts_total_gain(monkeypatch):
     assert calls
 
 
-@pytest.mark.parametrize("wrong", ["leaf_sums", "row_terms"])
+@pytest.mark.parametrize(
+    "wrong", ["leaf_sums", "row_terms", "treeshap", "treeshap_rows"]
+)
 def test_a_device_that_disagrees_is_not_trusted(wrong, monkeypatch):
-    # Each of the two sums is checked on its own first rows: a device wrong
-    # in one only is caught there, even after the other was trusted.
+    # Each sum is checked on its own first rows: a device wrong in one only
+    # is caught there, even after the other was trusted.
     model, X, y = MODELS["xgb-reg"]
-    expected = tree_inner(model, X, y), tree_inner(model, X, y, per_sample=True)
+    kwargs = {}
+    if wrong.startswith("treeshap"):
+        X, y, kwargs = X[:SHAP_ROWS], y[:SHAP_ROWS], dict(attribution="treeshap")
+    expected = (
+        tree_inner(model, X, y, **kwargs),
+        tree_inner(model, X, y, per_sample=True, **kwargs),
+    )
     monkeypatch.setattr(XGBoostReader, "on_gpu", lambda self: True)
     real = _device_kernels.DeviceKernels._on_device
 
@@ -209,14 +217,20 @@ def test_a_device_that_disagrees_is_not_trusted(wrong, monkeypatch):
 
     monkeypatch.setattr(_device_kernels.DeviceKernels, "_on_device", off)
     monkeypatch.setattr(_device_kernels, "_CACHE", type(_device_kernels._CACHE)())
-    with pytest.warns(RuntimeWarning, match="scored on the CPU") as record:
-        got = tree_inner(model, X, y), tree_inner(model, X, y, per_sample=True)
+    name = _device_kernels._NAMES[wrong]
+    with pytest.warns(RuntimeWarning, match=f"{name} .*scored on the CPU") as record:
+        got = (
+            tree_inner(model, X, y, **kwargs),
+            tree_inner(model, X, y, per_sample=True, **kwargs),
+        )
     assert len(record) == 1
     np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
     np.testing.assert_allclose(got[1], expected[1], rtol=1e-12, atol=1e-15)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # warned once per model
-        np.testing.assert_allclose(tree_inner(model, X, y), got[0], rtol=1e-12)
+        np.testing.assert_allclose(
+            tree_inner(model, X, y, **kwargs), got[0], rtol=1e-12
+        )
 
 
 def test_models_the_device_cannot_take_stay_on_the_cpu(monkeypatch):
@@ -392,30 +406,6 @@ def test_device_treeshap_finds_a_misrouted_row():
     for per_row in (False, True):
         assert device.run_treeshap(X, leaves, ys, None, per_row) is not None
         assert device.run_treeshap(X, wrong, ys, None, per_row) is None
-
-
-@pytest.mark.parametrize("wrong", ["treeshap", "treeshap_rows"])
-def test_a_device_treeshap_that_disagrees_is_not_trusted(wrong, monkeypatch):
-    model, X, y = MODELS["xgb-reg"]
-    X, y = X[:SHAP_ROWS], y[:SHAP_ROWS]
-    kwargs = dict(attribution="treeshap")
-    expected = tree_inner(model, X, y, **kwargs)
-    rows = tree_inner(model, X, y, per_sample=True, **kwargs)
-    monkeypatch.setattr(XGBoostReader, "on_gpu", lambda self: True)
-    real = _device_kernels.DeviceKernels._on_device
-
-    def off(self, method, *args):
-        got = real(self, method, *args)
-        return got * (1 + 1e-7) if method == wrong else got
-
-    monkeypatch.setattr(_device_kernels.DeviceKernels, "_on_device", off)
-    monkeypatch.setattr(_device_kernels, "_CACHE", type(_device_kernels._CACHE)())
-    with pytest.warns(RuntimeWarning, match="TreeSHAP.*scored on the CPU") as record:
-        got = tree_inner(model, X, y, **kwargs)
-        got_rows = tree_inner(model, X, y, per_sample=True, **kwargs)
-    assert len(record) == 1
-    np.testing.assert_allclose(got, expected, rtol=1e-12)
-    np.testing.assert_allclose(got_rows, rows, rtol=1e-12, atol=1e-15)
 
 
 def test_the_treeshap_selector_on_a_gpu_model_chooses_as_on_the_cpu(monkeypatch):
