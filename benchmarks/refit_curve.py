@@ -94,10 +94,10 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--n-samples", type=int, default=500)
     parser.add_argument("--n-features", type=int, default=30)
-    parser.add_argument("--quick", action="store_true", help="2 seeds, 200 x 9")
+    parser.add_argument("--quick", action="store_true", help="1 seed, 200 x 9")
     args = parser.parse_args(argv)
     if args.quick:
-        args.seeds, args.n_samples, args.n_features = 2, 200, 9
+        args.seeds, args.n_samples, args.n_features = 1, 200, 9
     start = time.perf_counter()
     summarize(run(args.seeds, args.n_samples, args.n_features))
     print(f"\n{time.perf_counter() - start:.0f} s")
