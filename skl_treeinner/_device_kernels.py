@@ -120,25 +120,28 @@ class _OnDevice:
             self.shap = _ShapLayout.of(kernels, self.cuda, self.table[0])
         if not self.shap:
             return False
-        return not per_row or self.shap.has_table(kernels)
+        return not per_row or self.shap.has_table()
 
     def _weights(self, w):
         if w is None:
             return self.none[0]
         return self.cuda.to_device(np.ascontiguousarray(w, dtype=np.float64))
 
+    def _residual_terms(self, leaves, y, weights, res_out, row_out) -> None:
+        """Launch the device's ``residual_terms`` kernel, one row a thread."""
+        k = self.k
+        k.residual_terms[k.launch(leaves.shape[0])](
+            leaves, self.cuda.to_device(y), weights, *self.walk, *self.table,
+            self.n_features, res_out, row_out,
+        )  # fmt: skip
+
     def _residuals(self, leaves, ys, w):
         """w_i (-g_{i,t}) at every target, on the device: (targets, rows, trees)."""
-        cuda, k = self.cuda, self.k
         weights = self._weights(w)
         ys = np.ascontiguousarray(np.atleast_2d(ys), dtype=np.float64)
-        n = leaves.shape[0]
-        res = cuda.device_array((ys.shape[0], n, self.n_trees))
+        res = self.cuda.device_array((ys.shape[0], leaves.shape[0], self.n_trees))
         for c in range(ys.shape[0]):
-            k.residual_terms[k.launch(n)](
-                leaves, cuda.to_device(ys[c]), weights, *self.walk, *self.table,
-                self.n_features, res[c], self.none[1],
-            )  # fmt: skip
+            self._residual_terms(leaves, ys[c], weights, res[c], self.none[1])
         return res
 
     def run_treeshap(self, X, leaves, ys, w, per_row) -> np.ndarray | None:
@@ -171,10 +174,7 @@ class _OnDevice:
             res, row_out = cuda.device_array((n, n_trees)), self.none[1]
         else:
             res, row_out = self.none[1], cuda.device_array((n, self.n_features))
-        k.residual_terms[k.launch(n)](
-            leaves, cuda.to_device(y), weights, *self.walk, *self.table,
-            self.n_features, res, row_out,
-        )  # fmt: skip
+        self._residual_terms(leaves, y, weights, res, row_out)
         if method != "leaf_sums":
             return row_out.copy_to_host()
         rows = k.block_rows(n, self.n_nodes)
@@ -205,11 +205,10 @@ _numba_device_shap.flat_leaves`); for TreeSHAP per row, the table of every
         rule = ens.split_rule
         if rule is None or rule.oblivious:
             return False
-        cover = ens.cover if rule.cover is None else rule.cover
         flat = flat_leaves(
             *(np.ascontiguousarray(a, dtype=np.int64) for a in (
                 ens.tree_offsets, ens.children_left, ens.parent, ens.feature)),
-            np.ascontiguousarray(cover, dtype=np.float64),
+            np.ascontiguousarray(ens.treeshap_cover, dtype=np.float64),
         )  # fmt: skip
         if flat[-1] > MAX_DENSE_FEATURES:
             return False
@@ -227,21 +226,22 @@ _numba_device_shap.flat_leaves`); for TreeSHAP per row, the table of every
         self.tree_round = np.ascontiguousarray(ens.tree_iteration, dtype=np.int64)
         on = cuda.to_device
         self.paths = tuple(on(a) for a in (path_len, path_node, path_left, path_bit))
-        self.leaves_on = tuple(
+        self.leaf_tree_on, self.leaf_node_on, self.n_unique_on = (
             on(a) for a in (self.leaf_tree, self.leaf_node, self.n_unique)
         )
         self.tree_leaves = on(tree_leaves)
         self.starts_on = on(self.starts)
         self.uniq_on = on(self.uniq_feature)
+        threshold, missing_left, strict = rule.kernel_arrays()
         self.rule = (
             on(np.ascontiguousarray(ens.feature, dtype=np.int64)),
-            on(np.ascontiguousarray(rule.threshold)),
-            on(np.ascontiguousarray(rule.missing_left, dtype=np.bool_)),
-            bool(rule.strict),
+            on(threshold),
+            on(missing_left),
+            strict,
         )
         self.table: tuple | bool | None = None
 
-    def has_table(self, kernels: Kernels) -> bool:
+    def has_table(self) -> bool:
         """Build the per-row table once, if it fits :data:`MAX_TABLE`."""
         if self.table is None:
             from ._numba_device_shap import pattern_table
@@ -264,8 +264,8 @@ _numba_device_shap.flat_leaves`); for TreeSHAP per row, the table of every
         n = leaves.shape[0]
         out = self.cuda.device_array((res.shape[0], n, self.n_features))
         _cuda_treeshap.row_patterns[_cuda_kernels.launch(n)](
-            X, leaves, res, self.inv_lr, self.tree_leaves, self.leaves_on[1],
-            *self.paths, self.leaves_on[2], self.uniq_on, *self.table, *self.rule,
+            X, leaves, res, self.inv_lr, self.tree_leaves, self.leaf_node_on,
+            *self.paths, self.n_unique_on, self.uniq_on, *self.table, *self.rule,
             out, misrouted,
         )  # fmt: skip
         return out.copy_to_host()
@@ -284,8 +284,9 @@ _numba_device_shap.flat_leaves`); for TreeSHAP per row, the table of every
                 (res.shape[0], starts[last] - starts[first])
             )
             _cuda_treeshap.pattern_counts[_cuda_kernels.launch(last - first)](
-                X, leaves, res, self.inv_lr, first, *self.leaves_on[:2], *self.paths,
-                self.leaves_on[2], self.starts_on, *self.rule, counts, misrouted,
+                X, leaves, res, self.inv_lr, first, self.leaf_tree_on,
+                self.leaf_node_on, *self.paths, self.n_unique_on, self.starts_on,
+                *self.rule, counts, misrouted,
             )  # fmt: skip
             fold_counts(
                 counts.copy_to_host(), first, last, self.value, self.leaf_node,

@@ -55,6 +55,14 @@ class SplitRule:
     cover: np.ndarray | None = None
     oblivious: bool = False
 
+    def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray, bool]:
+        """``(threshold, missing_left, strict)`` as the compiled kernels take them."""
+        return (
+            np.ascontiguousarray(self.threshold),
+            np.ascontiguousarray(self.missing_left, dtype=np.bool_),
+            bool(self.strict),
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class TreeEnsemble:
@@ -199,6 +207,16 @@ class TreeEnsemble:
     def iteration_learning_rate(self) -> np.ndarray:
         """Shrinkage α of each boosting iteration, shape (n_iterations,)."""
         return self.learning_rate[self.iteration_indptr[:-1]]
+
+    @property
+    def treeshap_cover(self) -> np.ndarray:
+        """Node weights the library's TreeSHAP weighs by, shape (n_nodes,).
+
+        The split rule's own (:attr:`SplitRule.cover`) where it has them, else
+        ``cover``.
+        """
+        rule = self.split_rule
+        return self.cover if rule is None or rule.cover is None else rule.cover
 
     @property
     def is_leaf(self) -> np.ndarray:

@@ -404,9 +404,7 @@ class Kernels:
         tree_round = np.ascontiguousarray(ens.tree_iteration, dtype=np.int64)
         offsets = np.ascontiguousarray(ens.tree_offsets, dtype=np.int64)
         feature = np.ascontiguousarray(ens.feature, dtype=np.int64)
-        cover = np.ascontiguousarray(
-            ens.cover if rule.cover is None else rule.cover, dtype=np.float64
-        )
+        cover = np.ascontiguousarray(ens.treeshap_cover, dtype=np.float64)
         if rule.oblivious:
             booster_rounds = np.zeros(0, dtype=np.int64)
             trees_done = np.arange(ens.n_trees)
@@ -433,9 +431,7 @@ class Kernels:
                 feature,
                 self.value,
                 cover,
-                np.ascontiguousarray(rule.threshold),
-                np.ascontiguousarray(rule.missing_left, dtype=np.bool_),
-                bool(rule.strict),
+                *rule.kernel_arrays(),
                 tree_round,
             )
 

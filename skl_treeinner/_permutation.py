@@ -222,9 +222,7 @@ def _predecomp_kernel(kernels, rule, rows, sources, *, unit_of, ptr, trees, cols
         np.ascontiguousarray(ens.children_left, dtype=np.int64),
         np.ascontiguousarray(ens.children_right, dtype=np.int64),
         np.ascontiguousarray(ens.feature, dtype=np.int64),
-        np.ascontiguousarray(rule.threshold),
-        np.ascontiguousarray(rule.missing_left, dtype=np.bool_),
-        bool(rule.strict),
+        *rule.kernel_arrays(),
         unit_of,
         ptr,
         trees,
@@ -265,7 +263,7 @@ def _treeshap_kernel(kernels, rule, rows, sources, *, unit_of, ptr, trees, cols,
     by_tree = np.lexsort((units, trees))
     tree_ptr = np.zeros(ens.n_trees + 1, dtype=np.int64)
     np.add.at(tree_ptr, trees + 1, 1)
-    cover = ens.cover if rule.cover is None else rule.cover
+    cover = ens.treeshap_cover
     arrays = (
         kernels.code,
         kernels.params,
@@ -276,9 +274,7 @@ def _treeshap_kernel(kernels, rule, rows, sources, *, unit_of, ptr, trees, cols,
         parent,
         feature,
         np.ascontiguousarray(cover, dtype=np.float64),
-        np.ascontiguousarray(rule.threshold),
-        np.ascontiguousarray(rule.missing_left, dtype=np.bool_),
-        bool(rule.strict),
+        *rule.kernel_arrays(),
         unit_of,
         col_ptr,
         cols,
