@@ -64,7 +64,12 @@ def _check_rows() -> int:
 
 @functools.cache
 def cuda_ready() -> bool:
-    """Whether numba-cuda sees a GPU here (or numba's CUDA simulator is on)."""
+    """Whether numba-cuda sees a GPU here (or numba's CUDA simulator is on).
+
+    A GPU that numba-cuda cannot compile for, with the numpy installed beside
+    it, is not ready: a trivial kernel is compiled once per process, and a
+    failure warns once, naming the versions (see :func:`_compiles`).
+    """
     try:
         from numba import config
 
@@ -74,9 +79,49 @@ def cuda_ready() -> bool:
             import numba_cuda  # noqa: F401
         from numba import cuda
 
-        return bool(cuda.is_available())
+        if not cuda.is_available():
+            return False
     except Exception:  # noqa: BLE001 (no numba-cuda, no driver: the CPU it is)
         return False
+    return _compiles()
+
+
+def _compiles() -> bool:
+    """Compile a trivial kernel; on failure warn once and return False.
+
+    numba-cuda loads its numpy overloads at the first compilation, so a numpy
+    it does not support fails there (numba-cuda 0.30.4 with numpy 2.5, which
+    removed ``np.row_stack``), on every model; the gpu extra pins a numpy it
+    supports.
+    """
+    from numba import cuda
+
+    try:
+        cuda.jit("void(float64[::1])")(_probe)
+    except Exception as error:  # noqa: BLE001 (any failure: the CPU it is)
+        warnings.warn(
+            f"numba-cuda {_version('numba_cuda')} cannot compile for the GPU "
+            f"here with numpy {np.__version__} ({error!r}); GPU models are "
+            "scored on the CPU. Install the versions the gpu extra pins: "
+            "python -m pip install 'skl-treeinner[gpu]'.",
+            RuntimeWarning,
+            stacklevel=user_stacklevel(),
+        )
+        return False
+    return True
+
+
+def _probe(out):  # pragma: no cover (compiled, never launched)
+    out[0] = 1.0
+
+
+def _version(module: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(module.replace("_", "-"))
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 class _OnDevice:
@@ -428,10 +473,18 @@ class DeviceKernels:
         return getattr(self.host, method)(*args)
 
     def _on_device(self, method, args) -> np.ndarray | None:
-        if method.startswith("treeshap"):
-            return self.device.run_treeshap(*args, method == "treeshap_rows")
-        return self.device.run(method, *args)
+        with warnings.catch_warnings():
+            # numba-cuda warns of every launch of fewer than 128 blocks (a
+            # small model, chunk or check); ours are sized on purpose, and the
+            # warning would reach users (or, under -W error, fail the launch).
+            warnings.filterwarnings("ignore", message=_LOW_OCCUPANCY)
+            if method.startswith("treeshap"):
+                return self.device.run_treeshap(*args, method == "treeshap_rows")
+            return self.device.run(method, *args)
 
+
+#: numba-cuda's warning of a small grid (its text starts with a terminal code).
+_LOW_OCCUPANCY = r".*will likely result in GPU under-utilization"
 
 #: What the warnings call each sum.
 _NAMES = {

@@ -142,6 +142,36 @@ def test_chunks_weights_and_a_late_check(monkeypatch):
     assert calls == ["leaf_sums", "leaf_sums", "row_terms", "row_terms"]
 
 
+def test_numba_cudas_small_grid_warning_neither_reaches_users_nor_fails(monkeypatch):
+    # numba-cuda warns of every launch of fewer than 128 blocks. On an H200,
+    # under warnings as errors, that failed the launch and the device was
+    # distrusted; without them users saw the warning on every small model.
+    from numba.core.errors import NumbaPerformanceWarning
+
+    model, X, y = MODELS["xgb-reg"]
+    expected = tree_inner(model, X, y)
+    real = _device_kernels._OnDevice.run
+
+    def noisy(self, *args):
+        warnings.warn(
+            "\x1b[1mGrid size 1 will likely result in GPU under-utilization due "
+            "to low occupancy.\x1b[0m",
+            NumbaPerformanceWarning,
+            stacklevel=2,
+        )
+        return real(self, *args)
+
+    calls = []
+    _on_gpu(monkeypatch, calls)
+    monkeypatch.setattr(_device_kernels._OnDevice, "run", noisy)
+    monkeypatch.setattr(_device_kernels, "_CACHE", type(_device_kernels._CACHE)())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):  # the check, then the device alone
+            np.testing.assert_allclose(tree_inner(model, X, y), expected, rtol=1e-9)
+    assert calls == ["leaf_sums"] * 2
+
+
 def test_a_failing_device_leaves_the_model_on_the_cpu(monkeypatch):
     model, X, y = MODELS["xgb-reg"]
     expected = tree_inner(model, X, y)
@@ -276,6 +306,38 @@ def test_without_numba_cuda_a_gpu_is_not_used(monkeypatch):
         assert not _device_kernels.cuda_ready()
     finally:
         _device_kernels.cuda_ready.cache_clear()
+
+
+def test_a_numba_cuda_that_cannot_compile_leaves_gpu_models_on_the_cpu(monkeypatch):
+    # numba-cuda 0.30.4 with numpy 2.5 (seen on an H200): its first compilation
+    # imports its overload of np.row_stack, which numpy 2.5 removed, so every
+    # kernel fails. One warning names the versions and the fix; GPU models get
+    # the CPU's numbers.
+    from numba import cuda
+
+    model, X, y = MODELS["xgb-reg"]
+    expected = tree_inner(model, X, y)
+
+    def broken(*args, **kwargs):
+        raise AttributeError("module 'numpy' has no attribute 'row_stack'")
+
+    calls = []
+    _on_gpu(monkeypatch, calls)
+    monkeypatch.setattr(cuda, "jit", broken)
+    monkeypatch.setattr(_device_kernels, "_CACHE", type(_device_kernels._CACHE)())
+    _device_kernels.cuda_ready.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning) as caught:
+            got = tree_inner(model, X, y)
+            np.testing.assert_array_equal(tree_inner(model, X, y), got)
+        assert len(caught) == 1, [str(w.message) for w in caught]
+        message = str(caught[0].message)
+        assert f"with numpy {np.__version__}" in message
+        assert "row_stack" in message and "skl-treeinner[gpu]" in message
+    finally:
+        _device_kernels.cuda_ready.cache_clear()
+    np.testing.assert_array_equal(got, expected)
+    assert calls == []
 
 
 # TreeSHAP by leaf patterns on the device. The simulator runs every thread in
