@@ -28,7 +28,8 @@ import tracemalloc
 import numpy as np
 import xgboost as xgb
 
-from skl_treeinner import _kernels, tree_inner
+from skl_treeinner import tree_inner
+from skl_treeinner._kernels import _backend as _kernels
 
 
 def _timed(fn):

@@ -50,7 +50,8 @@ import tracemalloc
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from skl_treeinner import _kernels, predecomp, tree_inner
+from skl_treeinner import predecomp, tree_inner
+from skl_treeinner._kernels import _backend as _kernels
 from skl_treeinner._readers import _base, read_model
 from skl_treeinner._readers._base import ModelReader
 
@@ -369,7 +370,7 @@ def _time(args, model, leaf, contribs, X_val, y_val, threads):
 
 def _time_column_terms(model, X, y, repeat):
     """Best times of the column test's own and resampled terms, per attribution."""
-    from skl_treeinner import _permutation as perm
+    from skl_treeinner._scoring import _permutation as perm
 
     reader = read_model(model)
     rows, n, y_rows, _ = reader.rows(X, y)

@@ -48,9 +48,9 @@ from scipy import stats
 from threadpoolctl import threadpool_limits
 
 from skl_treeinner import tree_inner
-from skl_treeinner._demo import make_demo_data
-from skl_treeinner._inference import one_sided_test
+from skl_treeinner._cli._demo import make_demo_data
 from skl_treeinner._readers import default_estimator
+from skl_treeinner._stats._inference import one_sided_test
 from skl_treeinner.datasets import make_paper_simulation
 
 DATASETS = {

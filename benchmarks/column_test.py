@@ -40,7 +40,8 @@ import time
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from skl_treeinner import TreeInnerSelector, _permutation, read_ensemble
+from skl_treeinner import TreeInnerSelector, read_ensemble
+from skl_treeinner._scoring import _permutation
 from skl_treeinner.datasets import make_rare_levels
 
 CONFIGS = {

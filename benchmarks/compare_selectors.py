@@ -173,7 +173,7 @@ from threadpoolctl import threadpool_limits
 from skl_treeinner import TreeInnerSelector
 from skl_treeinner import datasets as ds
 from skl_treeinner._readers import default_estimator
-from skl_treeinner._validation import target_is_classes
+from skl_treeinner._utils._validation import target_is_classes
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 START, END = "<!-- results:start -->", "<!-- results:end -->"

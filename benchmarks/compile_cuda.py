@@ -1,6 +1,6 @@
 """Compile the GPU kernels for a real GPU, on a machine without one.
 
-The tests run ``skl_treeinner._cuda_kernels`` and ``_cuda_treeshap`` on
+The tests run ``skl_treeinner._kernels.cuda._residuals`` and ``_cuda_treeshap`` on
 numba's CUDA simulator, which runs Python and would accept code that
 numba-cuda cannot compile for a device. This script compiles every kernel to
 PTX for a compute capability (9.0, an H100, by default) with the real CUDA
@@ -35,8 +35,8 @@ def main() -> None:
         device = types.SimpleNamespace(compute_capability=cc)
         dispatcher.get_current_device = lambda: device
 
-    from skl_treeinner import _cuda_kernels as ck
-    from skl_treeinner import _cuda_treeshap as cs
+    from skl_treeinner._kernels.cuda import _residuals as ck
+    from skl_treeinner._kernels.cuda import _treeshap as cs
 
     # C-contiguous arrays, as the calls pass them.
     f1, f2, f3 = float64[::1], float64[:, ::1], float64[:, :, ::1]

@@ -40,14 +40,14 @@ from scipy import stats
 from sklearn.model_selection import TimeSeriesSplit
 
 from skl_treeinner import TreeInnerSelector, tree_inner
-from skl_treeinner._dependence import (
+from skl_treeinner._stats._dependence import (
     ALARM_LEVEL,
     MIN_ROWS,
     block_sums,
     entity_columns,
     order_evidence,
 )
-from skl_treeinner._inference import one_sided_test, pool_rows
+from skl_treeinner._stats._inference import one_sided_test, pool_rows
 from skl_treeinner.datasets import make_panel, make_time_series
 from skl_treeinner.exceptions import DependentRowsWarning
 

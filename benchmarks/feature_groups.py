@@ -38,8 +38,8 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
 from skl_treeinner import TreeInnerSelector
-from skl_treeinner._cutoff import adjusted_pvalues
 from skl_treeinner._readers import default_estimator
+from skl_treeinner._stats._cutoff import adjusted_pvalues
 from skl_treeinner.datasets import make_feature_families
 
 METHODS = ("sum", "simes", "cauchy", "sum+simes")

@@ -46,8 +46,8 @@ DERIVED = ("support_", "group_pvalues_")
 
 def stats(sel):
     """Every fitted statistic the selector stores (its ``_FITTED``) and derives."""
-    from skl_treeinner._selector import _FITTED
-
+    # The selector's own module, wherever a revision keeps it.
+    _FITTED = sys.modules[type(sel).__module__]._FITTED
     out = {}
     for name in (*_FITTED, *DERIVED):
         if name in NOT_COMPARED:

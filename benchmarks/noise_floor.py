@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-import skl_treeinner._inference as inference
+import skl_treeinner._stats._inference as inference
 from skl_treeinner import TreeInnerSelector
 
 

@@ -3,7 +3,7 @@
 ``TreeInnerSelector(prefit=True)`` warns (``TrainingRowsWarning``) when the
 rows it scores look like the model's training rows: PreDecomp's TreeInner
 equal to the booster's total gain (Prop. 3) within a relative L1 distance of
-``skl_treeinner._prefit_check.TOLERANCE`` (1e-4). This prints that distance
+``skl_treeinner._selection._prefit_check.TOLERANCE`` (1e-4). This prints that distance
 for boosters of every library fitted on half of scikit-learn's diabetes and
 breast cancer data (with a 300-level noise code added), scored on the half
 they were trained on and on the other half; an underfit booster (20 trees at
@@ -26,7 +26,7 @@ from sklearn.ensemble import (
 )
 
 from skl_treeinner import TreeInnerSelector
-from skl_treeinner._prefit_check import TOLERANCE, training_rows_distance
+from skl_treeinner._selection._prefit_check import TOLERANCE, training_rows_distance
 
 
 def _boosters(classes):

@@ -46,9 +46,12 @@ from collections import defaultdict
 import numpy as np
 import xgboost as xgb
 
-from skl_treeinner import TreeInnerSelector, _dependence, _permutation, _scoring
+from skl_treeinner import TreeInnerSelector
 from skl_treeinner._engines.memory import _crossfit, _run
 from skl_treeinner._readers import default_estimator
+from skl_treeinner._scoring import _permutation
+from skl_treeinner._scoring import _sums as _scoring
+from skl_treeinner._stats import _dependence
 
 _LOCK = threading.Lock()
 _SPENT = defaultdict(float)
@@ -132,7 +135,7 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     if args.draws is not None:  # a measurement of the choice, not an option
-        from skl_treeinner import _permutation
+        from skl_treeinner._scoring import _permutation
 
         _permutation.DRAWS = args.draws
     X, y = _data(args.rows, args.cols, args.task)

@@ -17,10 +17,10 @@ The numerical core of paper 000 (Sun, AISTATS 2023):
 """
 
 from ._attribution import predecomp
-from ._ensemble import TreeEnsemble
 from ._global_importance import global_importance
+from ._model._ensemble import TreeEnsemble
 from ._readers import SUPPORTED_MODELS, read_model
-from ._selector import TreeInnerSelector
+from ._selection._selector import TreeInnerSelector
 from ._tree_inner import tree_inner
 
 

@@ -1,13 +1,13 @@
 """Entry point of ``python -m skl_treeinner`` and the ``skl-treeinner`` script.
 
-The command line itself is in :mod:`skl_treeinner._cli`.
+The command line itself is in :mod:`skl_treeinner._cli._main`.
 """
 
 from __future__ import annotations
 
 import sys
 
-from ._cli import main
+from ._cli._main import main
 
 __all__ = ["main"]
 

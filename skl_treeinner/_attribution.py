@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._engines import engine_for
 from ._readers import read_model
-from ._validation import check_params
+from ._utils._validation import check_params
 
 __all__ = ["predecomp"]
 

@@ -19,11 +19,11 @@ from scipy import sparse
 from scipy.special import expit, softmax
 
 from ._engines import refuse_others
-from ._kernels import kernels_for
+from ._kernels._backend import kernels_for
 from ._readers import read_model
-from ._scoring import predecomp_scores, treeshap_terms
-from ._unbiased_gain import unbiased_gain
-from ._validation import check_attribution, check_params
+from ._scoring._sums import predecomp_scores, treeshap_terms
+from ._scoring._unbiased_gain import unbiased_gain
+from ._utils._validation import check_attribution, check_params
 
 __all__ = ["global_importance", "METHODS"]
 

@@ -19,8 +19,8 @@ import pytest
 import xgboost as xgb
 
 from skl_treeinner import TreeInnerSelector
-from skl_treeinner._cli import main
-from skl_treeinner._plan import selection_seeds
+from skl_treeinner._cli._main import main
+from skl_treeinner._engines._plan import selection_seeds
 
 pd = pytest.importorskip("pandas")
 
@@ -394,7 +394,7 @@ def test_iso_dates_in_a_csv_are_refused_even_with_categorical(capsys, tmp_path, 
 
 @pytest.mark.parametrize("dtype", ["category", "string"])
 def test_iso_dates_stored_as_categories_or_strings_are_dates(dtype):
-    from skl_treeinner._cli_data import CLIError, prepare_features
+    from skl_treeinner._cli._data import CLIError, prepare_features
 
     frame = make_frame(n=30).drop(columns="city")
     frame["sold"] = pd.date_range("2020-01-01", periods=30).strftime("%Y-%m-%d")

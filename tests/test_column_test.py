@@ -17,9 +17,9 @@ import xgboost as xgb
 from scipy import stats
 
 from skl_treeinner import TreeInnerSelector, tree_inner
-from skl_treeinner import _permutation as perm
-from skl_treeinner._plan import selection_seeds
+from skl_treeinner._engines._plan import selection_seeds
 from skl_treeinner._readers import read_model
+from skl_treeinner._scoring import _permutation as perm
 from skl_treeinner.datasets import make_rare_levels
 
 lgb = pytest.importorskip("lightgbm")
@@ -186,7 +186,7 @@ def test_group_members_are_resampled_together():
 
 
 def test_the_column_test_is_the_default_of_the_selector_and_the_cli():
-    from skl_treeinner._cli import build_parser
+    from skl_treeinner._cli._main import build_parser
 
     assert TreeInnerSelector().get_params()["test"] == "column"
     args = build_parser().parse_args(["select", "data.csv", "--target", "y"])
@@ -368,7 +368,8 @@ def test_sparse_rows_give_the_dense_rows_column_test():
 
 
 def test_the_kernels_misrouted_status_is_the_one_the_caller_warns_of():
-    from skl_treeinner import _numba_permute, _numba_permute_shap
+    from skl_treeinner._kernels.cpu import _permute as _numba_permute
+    from skl_treeinner._kernels.cpu import _permute_shap as _numba_permute_shap
 
     assert perm.MISROUTED == _numba_permute.MISROUTED == _numba_permute_shap.MISROUTED
     assert _numba_permute_shap.TOO_DEEP != perm.MISROUTED

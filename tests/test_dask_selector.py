@@ -15,9 +15,9 @@ import xgboost as xgb
 
 from skl_treeinner import TreeInnerSelector as _TreeInnerSelector
 from skl_treeinner import tree_inner
-from skl_treeinner._inference import one_sided_test, pool_noise, pool_rows
 from skl_treeinner._readers import read_model
-from skl_treeinner._scoring import row_noise, row_noise_sums
+from skl_treeinner._scoring._sums import row_noise, row_noise_sums
+from skl_treeinner._stats._inference import one_sided_test, pool_noise, pool_rows
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -543,7 +543,7 @@ def test_feature_groups_match_the_in_memory_statistics(client, monkeypatch):
         p = stats.t.sf(units.sum() / se, df=m - 1)
         assert selector.group_pvalues_[g] == pytest.approx(p, rel=1e-5)
     # And to 1e-9 against the in-memory engine's own primitives on the same rows.
-    from skl_treeinner._feature_groups import resolve_feature_groups
+    from skl_treeinner._stats._feature_groups import resolve_feature_groups
 
     fg = resolve_feature_groups(groups, 6)
     noise = []
@@ -579,9 +579,9 @@ def test_column_test_resamples_within_partitions(client):
     The statistics equal the in-memory primitives run partition by partition
     with the engine's seeds (split, role, partition), their moments added.
     """
-    from skl_treeinner import _inference
-    from skl_treeinner._permutation import column_terms
-    from skl_treeinner._plan import selection_seeds
+    from skl_treeinner._engines._plan import selection_seeds
+    from skl_treeinner._scoring._permutation import column_terms
+    from skl_treeinner._stats import _inference
 
     X, y = _data(n=700, seed=8)
     model = xgb.XGBRegressor(n_estimators=15, max_depth=3, n_jobs=1)
@@ -631,9 +631,9 @@ def test_the_dask_default_keeps_256_bins_whatever_the_rows():
     """A Dask DataFrame's rows are unknown without computing, so the Dask
     default keeps XGBoost's bins for arrays and DataFrames alike; in memory,
     300 rows give 18 (one per 16 rows)."""
+    from skl_treeinner._engines._plan import known_rows
     from skl_treeinner._engines.dask import DaskEngine
     from skl_treeinner._engines.memory import InMemory
-    from skl_treeinner._plan import known_rows
 
     frame = dd.from_pandas(pd.DataFrame({"a": np.arange(300.0)}), npartitions=2)
     assert known_rows(frame) is None

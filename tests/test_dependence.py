@@ -16,7 +16,7 @@ from scipy.signal import lfilter
 from sklearn.model_selection import KFold, TimeSeriesSplit
 
 from skl_treeinner import TreeInnerSelector
-from skl_treeinner._dependence import (
+from skl_treeinner._stats._dependence import (
     ALARM_LEVEL,
     adjacent_matches,
     block_sums,
@@ -25,7 +25,7 @@ from skl_treeinner._dependence import (
     keeps_time_order,
     order_evidence,
 )
-from skl_treeinner._inference import one_sided_test
+from skl_treeinner._stats._inference import one_sided_test
 from skl_treeinner.datasets import make_panel, make_time_series
 from skl_treeinner.exceptions import DependentRowsWarning
 

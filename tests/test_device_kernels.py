@@ -15,11 +15,13 @@ import pytest
 import xgboost as xgb
 from conftest import make_data
 
-from skl_treeinner import TreeInnerSelector, _device_kernels, _kernels, tree_inner
+from skl_treeinner import TreeInnerSelector, tree_inner
+from skl_treeinner._kernels import _backend as _kernels
+from skl_treeinner._kernels import _device as _device_kernels
 from skl_treeinner._readers import _base, read_model
 from skl_treeinner._readers._xgboost import XGBoostReader
 
-pytest.importorskip("skl_treeinner._numba_kernels")
+pytest.importorskip("skl_treeinner._kernels.cpu._residuals")
 if not _device_kernels.cuda_ready():
     pytest.skip("numba's CUDA target cannot run here", allow_module_level=True)
 
@@ -268,7 +270,7 @@ def test_models_the_device_cannot_take_stay_on_the_cpu(monkeypatch):
     monkeypatch.setattr(_device_kernels, "cuda_ready", lambda: False)
     assert _device_kernels.device_kernels_for(host) is None
     monkeypatch.undo()
-    monkeypatch.setattr("skl_treeinner._cuda_kernels.MAX_OUTPUTS", 2)
+    monkeypatch.setattr("skl_treeinner._kernels.cuda._residuals.MAX_OUTPUTS", 2)
     softprob, _, _, _ = _leaves("xgb-softprob")
     assert _device_kernels.device_kernels_for(softprob) is None
     assert _device_kernels.device_kernels_for(host) is not None
@@ -439,7 +441,7 @@ def test_models_the_device_treeshap_cannot_take(monkeypatch):
     device = _device_kernels._OnDevice(host)
     assert device.takes_shap(host, per_row=False)
     assert not device.takes_shap(host, per_row=True)
-    monkeypatch.setattr("skl_treeinner._numba_treeshap.MAX_DENSE_FEATURES", 2)
+    monkeypatch.setattr("skl_treeinner._kernels.cpu._treeshap.MAX_DENSE_FEATURES", 2)
     device = _device_kernels._OnDevice(host)
     assert not device.takes_shap(host, per_row=False)
     kernels = _device_kernels.DeviceKernels(device, host)

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from skl_treeinner import TreeEnsemble
-from skl_treeinner._ensemble import node_values_from_leaves
-from skl_treeinner._objectives import Softmax, SquaredError
+from skl_treeinner._model._ensemble import node_values_from_leaves
+from skl_treeinner._model._objectives import Softmax, SquaredError
 
 
 def stump_and_depth2():

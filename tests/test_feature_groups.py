@@ -18,7 +18,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import KFold
 
 from skl_treeinner import TreeInnerSelector, tree_inner
-from skl_treeinner._feature_groups import (
+from skl_treeinner._stats._feature_groups import (
     ColumnSums,
     cauchy_combination,
     resolve_feature_groups,

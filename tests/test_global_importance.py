@@ -13,9 +13,9 @@ from conftest import OBJECTIVES, assert_total_gain, fit, make_data
 from scipy.special import softmax
 from sklearn.inspection import permutation_importance
 
-from skl_treeinner import _unbiased_gain as gi
 from skl_treeinner import global_importance, predecomp, tree_inner
 from skl_treeinner._readers import read_model
+from skl_treeinner._scoring import _unbiased_gain as gi
 
 shap = pytest.importorskip("shap")
 

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 import xgboost as xgb
 
-from skl_treeinner import TreeInnerSelector, _device_kernels, predecomp, tree_inner
+from skl_treeinner import TreeInnerSelector, predecomp, tree_inner
+from skl_treeinner._kernels import _device as _device_kernels
 from skl_treeinner._readers import read_model
 
 

@@ -14,7 +14,7 @@ from sklearn.model_selection import KFold, RepeatedKFold
 
 from skl_treeinner import TreeInnerSelector, predecomp, tree_inner
 from skl_treeinner._engines.memory._splits import make_splits
-from skl_treeinner._inference import one_sided_test, pool_noise, pool_rows
+from skl_treeinner._stats._inference import one_sided_test, pool_noise, pool_rows
 
 
 def _reg(**kw):

@@ -15,11 +15,13 @@ import xgboost as xgb
 from conftest import make_data
 from threadpoolctl import threadpool_limits
 
-from skl_treeinner import _kernels, _row_blocks, predecomp, tree_inner
-from skl_treeinner import _objectives as obj
+from skl_treeinner import predecomp, tree_inner
+from skl_treeinner._kernels import _backend as _kernels
+from skl_treeinner._kernels import _row_blocks
+from skl_treeinner._model import _objectives as obj
 from skl_treeinner._readers import _base, read_model
 
-nk = pytest.importorskip("skl_treeinner._numba_kernels")
+nk = pytest.importorskip("skl_treeinner._kernels.cpu._residuals")
 lgb = pytest.importorskip("lightgbm")
 from sklearn.ensemble import (  # noqa: E402
     GradientBoostingClassifier,

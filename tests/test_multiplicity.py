@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skl_treeinner import TreeInnerSelector
-from skl_treeinner._cutoff import CONTROLS, adjusted_pvalues, describe_rule
+from skl_treeinner._stats._cutoff import CONTROLS, adjusted_pvalues, describe_rule
 
 multitest = pytest.importorskip("statsmodels.stats.multitest")
 
@@ -162,7 +162,7 @@ def test_missing_pvalues_count_as_tested_and_are_never_kept():
 
 def test_cli_prints_and_writes_the_adjusted_values(capsys, tmp_path):
     pd = pytest.importorskip("pandas")
-    from skl_treeinner._cli import main
+    from skl_treeinner._cli._main import main
 
     X, y = _wide(n=200, m=30)
     frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
@@ -208,7 +208,7 @@ def test_plot_scores_names_the_rule():
         "and score > threshold."
     )
     # pvalues=True writes the adjusted p-value the selection used beside each bar
-    from skl_treeinner._report import format_pvalue
+    from skl_treeinner._stats._report import format_pvalue
 
     ax = plot_scores(selector, pvalues=True, top=5)
     (column,) = [a for a in ax.child_axes if a.get_gid() == "pvalue"]

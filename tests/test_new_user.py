@@ -9,7 +9,7 @@ import pytest
 import xgboost as xgb
 
 from skl_treeinner import TreeInnerSelector, predecomp, tree_inner
-from skl_treeinner._cli import main
+from skl_treeinner._cli._main import main
 
 
 def small(**kw):
@@ -215,7 +215,7 @@ def test_cli_drop_suggestion_is_accepted_by_its_parser(capsys, tmp_path):
 # -- threads ------------------------------------------------------------------------
 @pytest.mark.slow
 def test_cli_threads_and_n_jobs_reach_the_booster(capsys, tmp_path, monkeypatch):
-    from skl_treeinner import _selector
+    from skl_treeinner._selection import _selector
 
     X, y = data()
     frame = pd.DataFrame(X, columns=list("abcd")).assign(y=y)
@@ -246,7 +246,7 @@ def test_cli_threads_and_n_jobs_reach_the_booster(capsys, tmp_path, monkeypatch)
 def test_xgboost_classifier_detected_without_sklearn_tags(monkeypatch):
     # XGBoost before 2.1.4 declares no scikit-learn tags: is_classifier says
     # False, and the selector must still stratify and encode labels.
-    from skl_treeinner import _plan
+    from skl_treeinner._engines import _plan
 
     monkeypatch.setattr(_plan, "sklearn_is_classifier", lambda est: False)
     X, y = data()

@@ -176,8 +176,8 @@ def test_column_test_resamples_an_input_column_with_all_its_dummies():
     resampling its whole block of dummies after it; the reference does the
     former with the public tree_inner on the transformed rows.
     """
-    from skl_treeinner import _permutation as perm
-    from skl_treeinner._plan import selection_seeds
+    from skl_treeinner._engines._plan import selection_seeds
+    from skl_treeinner._scoring import _permutation as perm
 
     frame, y = _frame(900, 5)
     pipe = make_pipeline(

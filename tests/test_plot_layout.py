@@ -20,7 +20,7 @@ pd = pytest.importorskip("pandas")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from skl_treeinner._cli_output import draw_plot  # noqa: E402
+from skl_treeinner._cli._output import draw_plot  # noqa: E402
 from skl_treeinner.plotting import (  # noqa: E402
     plot_refit_curve,
     plot_score_path,

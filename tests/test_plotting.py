@@ -262,7 +262,7 @@ def test_groups_are_drawn_one_bar_each():
 
 
 def test_plot_refit_curve_marks_both_rules():
-    from skl_treeinner._refit_curve import choose_k, curve_standard_error
+    from skl_treeinner._stats._refit_curve import choose_k, curve_standard_error
     from skl_treeinner.plotting import plot_refit_curve
 
     rng = np.random.default_rng(0)

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from skl_treeinner._progress import progress
+from skl_treeinner._utils._progress import progress
 
 
 def test_silent_returns_the_iterable_itself():

@@ -16,7 +16,7 @@ from sklearn.model_selection import GroupKFold, KFold, TimeSeriesSplit
 
 from skl_treeinner import TreeInnerSelector
 from skl_treeinner._engines.memory import _run, _splits
-from skl_treeinner._refit_curve import choose_k, curve_standard_error, k_grid
+from skl_treeinner._stats._refit_curve import choose_k, curve_standard_error, k_grid
 
 
 def _booster(**kw):
@@ -262,7 +262,7 @@ def test_k_grid_is_dense_where_curves_bend():
 
 
 def test_max_features_counts_only_the_features_that_pass():
-    from skl_treeinner._cutoff import select
+    from skl_treeinner._stats._cutoff import select
 
     # the best-scoring feature fails the test: it takes no place of the two
     kept = select([5.0, 4.0, 3.0], 0.0, 2, pvalues=[0.5, 0.01, 0.01], alpha=0.05)

@@ -12,8 +12,8 @@ import xgboost as xgb
 from conftest import fit, make_data
 
 from skl_treeinner import tree_inner
-from skl_treeinner._optional import optional_module
 from skl_treeinner._readers import _base
+from skl_treeinner._utils._optional import optional_module
 
 pd = pytest.importorskip("pandas")
 

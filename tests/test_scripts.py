@@ -67,7 +67,7 @@ def test_demo_module():
 
 
 def test_demo_data_has_the_stated_truth():
-    from skl_treeinner._demo import make_demo_data
+    from skl_treeinner._cli._demo import make_demo_data
 
     X, y, relevant = make_demo_data(500, seed=2)
     assert X.shape == (500, 30) and y.shape == (500,) and relevant.sum() == 5

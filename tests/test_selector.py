@@ -200,7 +200,7 @@ def _trained_max_bin(model):
 
 
 def test_default_booster_bins_follow_the_rows_and_a_users_booster_keeps_its_own():
-    from skl_treeinner._plan import known_rows
+    from skl_treeinner._engines._plan import known_rows
     from skl_treeinner._readers import default_estimator
     from skl_treeinner._readers._xgboost import bins_for_rows
 
@@ -317,7 +317,7 @@ def test_cli_reads_max_features_as_the_selector_does(text, value):
     # the selector's parameter validation accepts.
     from sklearn.utils._param_validation import InvalidParameterError
 
-    from skl_treeinner._cli_options import parse_max_features
+    from skl_treeinner._cli._options import parse_max_features
 
     X, y = make_data(n=120)
     if value is None:
@@ -547,7 +547,7 @@ def test_xgboost_early_stopping_rows_come_from_the_training_part():
         expected = tree_inner(fitted, X[test], y[test])
         np.testing.assert_allclose(got, expected, rtol=1e-12)
     # the split of the training part is the documented one: seeded, 10%
-    from skl_treeinner._selector import EARLY_STOPPING_FRACTION
+    from skl_treeinner._selection._selector import EARLY_STOPPING_FRACTION
 
     assert EARLY_STOPPING_FRACTION == 0.1
     again = TreeInnerSelector(est, cv=splits, random_state=0).fit(X, y)

@@ -6,8 +6,9 @@ import xgboost as xgb
 from conftest import make_data
 from threadpoolctl import threadpool_limits
 
-from skl_treeinner import TreeInnerSelector, _threads
-from skl_treeinner._threads import ThreadPlan, plan_threads
+from skl_treeinner import TreeInnerSelector
+from skl_treeinner._engines.memory import _threads
+from skl_treeinner._engines.memory._threads import ThreadPlan, plan_threads
 
 
 @pytest.fixture

@@ -19,11 +19,13 @@ from hypothesis import given
 from scipy import sparse
 from test_properties import SETTINGS, make_model, params
 
-from skl_treeinner import _kernels, _row_blocks, tree_inner
+from skl_treeinner import tree_inner
+from skl_treeinner._kernels import _backend as _kernels
+from skl_treeinner._kernels import _row_blocks
 from skl_treeinner._readers import read_model
 from skl_treeinner._readers._xgboost import XGBoostReader
 
-pytest.importorskip("skl_treeinner._numba_kernels")
+pytest.importorskip("skl_treeinner._kernels.cpu._residuals")
 shap = pytest.importorskip("shap")
 
 CASES = {

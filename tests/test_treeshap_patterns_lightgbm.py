@@ -14,11 +14,12 @@ import pandas as pd
 import pytest
 from conftest import patterns_only
 
-from skl_treeinner import _kernels, tree_inner
+from skl_treeinner import tree_inner
+from skl_treeinner._kernels import _backend as _kernels
 from skl_treeinner._readers import read_model
 
 lgb = pytest.importorskip("lightgbm")
-pytest.importorskip("skl_treeinner._numba_kernels")
+pytest.importorskip("skl_treeinner._kernels.cpu._residuals")
 from skl_treeinner._readers._lightgbm import LightGBMReader  # noqa: E402
 
 

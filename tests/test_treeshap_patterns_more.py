@@ -23,10 +23,11 @@ from sklearn.ensemble import (
     HistGradientBoostingRegressor,
 )
 
-from skl_treeinner import _kernels, tree_inner
+from skl_treeinner import tree_inner
+from skl_treeinner._kernels import _backend as _kernels
 from skl_treeinner._readers import read_model
 
-pytest.importorskip("skl_treeinner._numba_kernels")
+pytest.importorskip("skl_treeinner._kernels.cpu._residuals")
 pytest.importorskip("shap")
 cb = pytest.importorskip("catboost")
 # Newton leaf values (log loss) weaken the gain identity, not TreeSHAP's.
@@ -180,7 +181,7 @@ def test_rounds_equal_the_librarys_property(library, kind, seed, depth):
 def test_one_pass_for_the_terms_and_their_noise(library, kind, attribution):
     # The selector's terms and its noise model's terms at other targets come
     # from one pass (channels): the same numbers as one pass per target.
-    from skl_treeinner._scoring import row_noise_sums, row_terms, terms_and_noise
+    from skl_treeinner._scoring._sums import row_noise_sums, row_terms, terms_and_noise
 
     model, X, y = _model(library, kind)
     reader = read_model(model)

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("numba")
 
-from skl_treeinner import _numba_shap_moments as sm  # noqa: E402
-from skl_treeinner import _numba_treeshap as ts  # noqa: E402
+from skl_treeinner._kernels.cpu import _shap_moments as sm  # noqa: E402
+from skl_treeinner._kernels.cpu import _treeshap as ts  # noqa: E402
 
 
 @st.composite

@@ -3,8 +3,8 @@
 An engine runs the public entries on one kind of input: in memory (numpy,
 pandas, polars, sparse, ``xgboost.DMatrix``), Dask collections, later others.
 :mod:`skl_treeinner._engines` picks one from its table; every engine computes
-the same numbers with the shared primitives of :mod:`skl_treeinner._scoring`
-and :mod:`skl_treeinner._inference`, only where and how the rows are read
+the same numbers with the shared primitives of :mod:`skl_treeinner._scoring._sums`
+and :mod:`skl_treeinner._stats._inference`, only where and how the rows are read
 differs. The selector's ``fit`` is written once
 (:func:`~skl_treeinner._engines._flow.fit_selection`); an engine supplies its
 hooks: :meth:`Engine.check_input` and the :class:`SplitRun` that
@@ -39,7 +39,7 @@ class CheckedInput(NamedTuple):
 class UnitTests(NamedTuple):
     """The test of one set of scored splits, whatever engine scored them."""
 
-    #: :class:`~skl_treeinner._inference.ScoreTest` of the columns' scores.
+    #: :class:`~skl_treeinner._stats._inference.ScoreTest` of the columns' scores.
     test: object
     #: The same of the feature groups' sums, or None.
     group_test: object
@@ -90,8 +90,9 @@ class SplitRun:
 
         The booster is refitted on the split's training rows with only
         those columns and scored on its held-out rows by ``scoring``
-        (:class:`~skl_treeinner._refit_curve.CurveScoring`); no columns is
-        the intercept alone (:func:`~skl_treeinner._refit_curve.score_intercept`).
+        (:class:`~skl_treeinner._stats._refit_curve.CurveScoring`); no columns
+        is the intercept alone
+        (:func:`~skl_treeinner._stats._refit_curve.score_intercept`).
         """
         raise NotImplementedError
 
@@ -137,7 +138,7 @@ class Engine:
         raise NotImplementedError
 
     def check_input(self, plan) -> CheckedInput:
-        """Check a :class:`~skl_treeinner._plan.SelectionPlan`'s data its own way.
+        """Check a :class:`~skl_treeinner._engines._plan.SelectionPlan`'s data.
 
         Resolves the booster (the engine's default where the plan names
         none), checks it, X, y and the weights; raises before anything is

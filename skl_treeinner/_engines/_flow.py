@@ -12,9 +12,8 @@ is the refit curve's skeleton (:func:`refit_curve`).
 
 from __future__ import annotations
 
-from .._feature_groups import group_statistics
-from .._plan import SelectionPlan, check_prefit, resolve_groups
-from .._refit_curve import (
+from .._stats._feature_groups import group_statistics
+from .._stats._refit_curve import (
     CurveScoring,
     curve_results,
     k_grid,
@@ -22,6 +21,7 @@ from .._refit_curve import (
     refit_points,
 )
 from ._base import Engine, SplitRun, UnitTests
+from ._plan import SelectionPlan, check_prefit, resolve_groups
 
 __all__ = ["fit_selection", "fitted_statistics", "refit_curve"]
 

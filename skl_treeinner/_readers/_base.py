@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._ensemble import TreeEnsemble
-from .._validation import (
+from .._model._ensemble import TreeEnsemble
+from .._utils._validation import (
     check_no_infinity,
     check_sample_weight,
     check_target_values,
@@ -341,7 +341,7 @@ class ModelReader(EstimatorHooks):
 
     def _disagreeing(self, leaves, own) -> np.ndarray:
         """Mask of the rows whose leaves' margin is off ``own`` beyond rounding."""
-        from .._kernels import kernels_for
+        from .._kernels._backend import kernels_for
 
         kernels = kernels_for(self.ensemble, self.n_threads())
         margin, scale = (kernels or self.ensemble).margins(leaves)
@@ -368,7 +368,7 @@ class ModelReader(EstimatorHooks):
     def on_gpu(self) -> bool:
         """Whether the booster routes rows on a GPU (then they are scored there).
 
-        The default: no. See :mod:`skl_treeinner._device_kernels`.
+        The default: no. See :mod:`skl_treeinner._kernels._device`.
         """
         return False
 
@@ -388,9 +388,9 @@ class ModelReader(EstimatorHooks):
 
         The booster's own setting (:attr:`thread_setting`), within the limits
         the caller set (``OMP_NUM_THREADS``, threadpoolctl, joblib's limits in
-        its workers): see :func:`skl_treeinner._kernels.effective_threads`.
+        its workers): see :func:`skl_treeinner._kernels._backend.effective_threads`.
         """
-        from .._kernels import effective_threads
+        from .._kernels._backend import effective_threads
 
         return effective_threads(self.thread_setting)
 

@@ -48,16 +48,16 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .. import _objectives as obj
-from .._ensemble import (
+from .._kernels._backend import global_leaves
+from .._model import _objectives as obj
+from .._model._ensemble import (
     SplitRule,
     TreeEnsemble,
     node_values_from_leaves,
     subtree_sums,
 )
-from .._kernels import global_leaves
-from .._optional import import_optional
-from .._validation import FLOAT32_MAX
+from .._utils._optional import import_optional
+from .._utils._validation import FLOAT32_MAX
 from ._base import ModelReader, feature_names_of, n_rows, polars_as_pandas
 
 __all__ = ["CatBoostReader"]

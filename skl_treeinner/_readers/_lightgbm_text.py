@@ -11,8 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _objectives as obj
-from .._ensemble import SplitRule, subtree_sums
+from .._model import _objectives as obj
+from .._model._ensemble import SplitRule, subtree_sums
 
 __all__ = [
     "Nodes",

@@ -57,9 +57,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .. import _objectives as obj
-from .._ensemble import SplitRule, TreeEnsemble
-from .._optional import import_optional
+from .._model import _objectives as obj
+from .._model._ensemble import SplitRule, TreeEnsemble
+from .._utils._optional import import_optional
 from ._base import ModelReader
 
 __all__ = ["HistGradientBoostingReader"]

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .. import _objectives as obj
-from .._ensemble import SplitRule, TreeEnsemble, node_values_from_leaves
+from .._model import _objectives as obj
+from .._model._ensemble import SplitRule, TreeEnsemble, node_values_from_leaves
 from ._base import ModelReader, n_rows
 from ._sklearn import _check_fitted, _import_shap
 

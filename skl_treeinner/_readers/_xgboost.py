@@ -31,9 +31,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .. import _objectives as obj
-from .._ensemble import TreeEnsemble
-from .._validation import FLOAT32_MAX
+from .._model import _objectives as obj
+from .._model._ensemble import TreeEnsemble
+from .._utils._validation import FLOAT32_MAX
 from . import _ubjson as ubjson
 from ._base import ModelReader, feature_names_of, n_rows
 from ._xgboost_node_values import NodeStats, leaf_settings, node_values, tree_nodes
@@ -448,7 +448,7 @@ class XGBoostReader(ModelReader):
         return leaves, self._own_margin(dmat)[rows]
 
     def _leaves(self, leaves) -> np.ndarray:
-        from .._kernels import global_leaves
+        from .._kernels._backend import global_leaves
 
         leaves = leaves.reshape(leaves.shape[0], self.ensemble.n_trees)
         return global_leaves(leaves, self.ensemble.tree_offsets[:-1], self.n_threads())
@@ -524,7 +524,7 @@ class XGBoostReader(ModelReader):
         """X as the dense float32 array XGBoost compares, missing values as NaN.
 
         For TreeSHAP by leaf patterns, which needs x's side at every split
-        (:class:`~skl_treeinner._ensemble.SplitRule`). None where that rule
+        (:class:`~skl_treeinner._model._ensemble.SplitRule`). None where that rule
         does not cover the input: a DMatrix or sparse matrix (absent entries
         are missing), non-numeric columns, a model with categorical splits.
         """

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._ensemble import SplitRule, node_values_from_leaves
+from .._model._ensemble import SplitRule, node_values_from_leaves
 
 __all__ = [
     "LeafSettings",

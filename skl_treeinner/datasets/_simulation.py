@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import validate_params
 
-from .._optional import import_optional
+from .._utils._optional import import_optional
 from ._checks import RANDOM_STATE, check_n_samples, check_option, check_task
 
 __all__ = [

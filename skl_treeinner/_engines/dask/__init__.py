@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from ..._cutoff import warn_if_empty
 from ..._readers import default_estimator, engine_twin
+from ..._stats._cutoff import warn_if_empty
 from .._base import Engine
 from ._collections import is_array, is_dask_collection, predecomp_dask, tree_inner_dask
 from ._fit import ENGINE, DaskRun, check_input, meta

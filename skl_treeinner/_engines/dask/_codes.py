@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import _safe_indexing
 
-from ..._plan import MIN_SCORING_ROWS, MIN_SPLIT_ROWS
+from .._plan import MIN_SCORING_ROWS, MIN_SPLIT_ROWS
 from ._collections import aligned, is_array, tree_reduce
 
 __all__ = ["ROLES", "Codes", "Rows", "check_rows", "class_labels", "rows_of", "summary"]
@@ -100,7 +100,7 @@ class Codes:
 
         About half of them in each stratum, drawn for each split on its own;
         the other half (less its early-stopping rows) is fitted on. See
-        :mod:`skl_treeinner._refit_curve`.
+        :mod:`skl_treeinner._stats._refit_curve`.
         """
         mask = np.zeros(self.fold.shape[0], dtype=bool)
         rng = np.random.default_rng([self._seed, self._number, j + 1, 1])

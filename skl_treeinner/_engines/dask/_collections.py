@@ -12,7 +12,7 @@ The model is read once on the client and the reader (the booster and its
 ensemble) is sent to the workers once, as one object of the graph. Dask is an
 optional dependency (``python -m pip install ".[dask]"``), imported by this
 engine only. Each partition runs the shared primitives of
-:mod:`skl_treeinner._scoring`, as the in-memory engine runs them on its chunks.
+:mod:`skl_treeinner._scoring._sums`, as the in-memory engine runs them on its chunks.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ import sys
 
 import numpy as np
 
-from ..._optional import import_optional
-from ..._permutation import column_terms
-from ..._scoring import (
+from ..._scoring._permutation import column_terms
+from ..._scoring._sums import (
     has_row_noise,
     partial_sums,
     predecomp_rows,
@@ -32,6 +31,7 @@ from ..._scoring import (
     shaped,
     terms_and_noise,
 )
+from ..._utils._optional import import_optional
 
 __all__ = [
     "aligned",
@@ -264,11 +264,11 @@ def partition_scored(
     """Score a partition: its per-row TreeInner terms and their target noise.
 
     The rows pass ``reader.rows`` once for both. With ``feature_groups``
-    (:class:`~skl_treeinner._feature_groups.FeatureGroups`), also the groups'
+    (:class:`~skl_treeinner._stats._feature_groups.FeatureGroups`), also the groups'
     per-row sums and their noise: ``(z, noise, z_groups, noise_groups)``.
     With ``resample_seed`` (the test of a column), the tested values first
     (the terms less their mean with each column, or group, resampled among
-    the partition's rows, :func:`~skl_treeinner._permutation.column_terms`),
+    the partition's rows, :func:`~skl_treeinner._scoring._permutation.column_terms`),
     then the terms themselves without noise: ``(d, noise, [d_groups,
     noise_groups,] z, None[, z_groups, None])``.
     """

@@ -1,6 +1,6 @@
 """The refit curve's scores on Dask collections: refits predicted in partitions.
 
-The same nested protocol as in memory (:mod:`skl_treeinner._refit_curve`):
+The same nested protocol as in memory (:mod:`skl_treeinner._stats._refit_curve`):
 for every split j, the booster is fitted on half of j's training rows and
 the features scored on the other half (the rows' roles are drawn in every
 task, :meth:`~skl_treeinner._engines.dask._codes.Codes.ranked`); the
@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.utils import _safe_indexing
 
 from ..._readers import read_model
-from ..._refit_curve import FrozenPredictions, score_intercept, score_refit
+from ..._stats._refit_curve import FrozenPredictions, score_intercept, score_refit
 from ._collections import shared_object
 
 __all__ = ["held_out_score", "intercept_score"]

@@ -24,7 +24,7 @@ of a DataFrame travel as one frame (:func:`~._collections.aligned`).
 Only small things come to the client: the class labels, a table of rows per
 split, role and class (checked as the in-memory splitters would), the fitted
 models, and from the scoring pass, per split, the
-:class:`~skl_treeinner._inference.Moments` of the per-row terms (count, sums,
+:class:`~skl_treeinner._stats._inference.Moments` of the per-row terms (count, sums,
 squared deviations): the scores, their standard errors and p-values follow
 exactly. The scoring pass reads every partition once and scores each row with
 the model of its fold.
@@ -39,16 +39,6 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
 
-from ... import _inference
-from ..._dependence import MAX_CHECKED_ROWS, check_ordered_target
-from ..._plan import (
-    EARLY_STOPPING_FRACTION,
-    check_supported,
-    final_step,
-    make_fit_setup,
-    resolve_estimator,
-)
-from ..._progress import progress
 from ..._readers import (
     default_library,
     engine_estimator_names,
@@ -57,8 +47,18 @@ from ..._readers import (
     read_model,
     reader_class,
 )
-from ..._validation import check_target_spread, record_columns
+from ..._stats import _inference
+from ..._stats._dependence import MAX_CHECKED_ROWS, check_ordered_target
+from ..._utils._progress import progress
+from ..._utils._validation import check_target_spread, record_columns
 from .._base import CheckedInput, SplitRun, UnitTests
+from .._plan import (
+    EARLY_STOPPING_FRACTION,
+    check_supported,
+    final_step,
+    make_fit_setup,
+    resolve_estimator,
+)
 from ._codes import ROLES, Rows, check_rows, class_labels, summary
 from ._collections import (
     aligned,

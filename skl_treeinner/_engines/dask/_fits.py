@@ -14,9 +14,9 @@ import warnings
 
 from sklearn.base import clone
 
-from ..._progress import progress, write_line
 from ..._readers import read_model, reader_class
-from ..._validation import user_stacklevel
+from ..._utils._progress import progress, write_line
+from ..._utils._validation import user_stacklevel
 from ._codes import rows_of
 
 __all__ = ["FIT_RETRIES", "fit_all", "fit_with_retries", "take_columns"]

@@ -5,7 +5,7 @@ sparse, ``xgboost.DMatrix``). PreDecomp and TreeInner run the shared
 primitives over row chunks. The selector's splits are index pairs
 (:mod:`._splits`), fitted and scored by :func:`._crossfit.run_splits` in
 threads or joblib workers; :mod:`._run` pools the per-row terms of all splits
-into the test's units (:mod:`skl_treeinner._inference`).
+into the test's units (:mod:`skl_treeinner._stats._inference`).
 """
 
 from __future__ import annotations
@@ -16,18 +16,17 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._set_output import _get_output_config, _wrap_data_with_container
 from sklearn.utils.validation import validate_data
 
-from ..._cutoff import warn_if_empty
-from ..._plan import check_supported, resolve_estimator
 from ..._readers import default_estimator, reader_class
-from ..._scoring import (
+from ..._scoring._sums import (
     predecomp_rows,
     predecomp_scores,
     row_terms,
     shaped,
     treeshap_terms,
 )
-from ..._target_warnings import warn_about_target
-from ..._validation import (
+from ..._stats._cutoff import warn_if_empty
+from ..._utils._target_warnings import warn_about_target
+from ..._utils._validation import (
     check_fit_input,
     check_target_scale,
     check_target_suits_estimator,
@@ -35,6 +34,7 @@ from ..._validation import (
     is_polars_df,
 )
 from .._base import CheckedInput, Engine, SplitRun
+from .._plan import check_supported, resolve_estimator
 from ._run import CrossFitRun, PrefitRun, Rows
 from ._splits import check_groups
 

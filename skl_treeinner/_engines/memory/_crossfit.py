@@ -1,12 +1,12 @@
 """Cross-fitting in memory: fit the booster on each split's rows, score the rest.
 
 The in-memory engine describes the work once, as a
-:class:`~skl_treeinner._plan.FitSetup` (the booster, the rows, the fit
+:class:`~skl_treeinner._engines._plan.FitSetup` (the booster, the rows, the fit
 parameters with metadata routing already resolved) and one
 :class:`~._splits.SplitJob` per split (which rows fit, which stop early,
 which are scored); :func:`run_splits` runs the jobs, in parallel if
 asked. Everything is at module level so that joblib can pickle it. Each split
-is scored with the shared primitives (:func:`~skl_treeinner._scoring.row_terms`).
+is scored with the shared primitives (:func:`~skl_treeinner._scoring._sums.row_terms`).
 """
 
 from __future__ import annotations
@@ -23,16 +23,16 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_method_params
 from threadpoolctl import threadpool_limits
 
-from ... import _threads
-from ..._permutation import column_terms
-from ..._pipeline_columns import input_columns
-from ..._plan import FitSetup, final_step
-from ..._progress import progress, write_line
 from ..._readers import read_model, reader_class
-from ..._refit_curve import Decoded, score_intercept, score_refit
-from ..._scoring import gradient_ratio, terms_and_noise
-from ..._threads import plan_threads
+from ..._scoring._permutation import column_terms
+from ..._scoring._pipeline_columns import input_columns
+from ..._scoring._sums import gradient_ratio, terms_and_noise
+from ..._stats._refit_curve import Decoded, score_intercept, score_refit
+from ..._utils._progress import progress, write_line
+from .._plan import FitSetup, final_step
+from . import _threads
 from ._splits import SplitJob
+from ._threads import plan_threads
 
 __all__ = [
     "clone_estimator",
@@ -84,7 +84,7 @@ class Scored(NamedTuple):
     #: (n_rows, n_features_in): ``tree_inner(..., per_sample=True)`` mapped
     #: back to the input features; its column sums are the scores.
     terms: np.ndarray
-    #: :func:`~skl_treeinner._scoring.row_noise` mapped the same way
+    #: :func:`~skl_treeinner._scoring._sums.row_noise` mapped the same way
     #: (``a2v`` of shape (n_rows, n_features_in), ``resid2`` and ``var`` of
     #: shape (n_rows,)), or None.
     noise: tuple | None
@@ -118,12 +118,12 @@ def score_features(
 
     Returns a :class:`Scored`: the per-row terms mapped back to the input
     features (a Pipeline's output columns added into the input column they
-    come from, :func:`~skl_treeinner._pipeline_columns.input_columns`) and
+    come from, :func:`~skl_treeinner._scoring._pipeline_columns.input_columns`) and
     the target's noise in them (the test's floor), also of the sums of
-    ``feature_groups`` (a :class:`~skl_treeinner._feature_groups.FeatureGroups`)
+    ``feature_groups`` (a :class:`~skl_treeinner._stats._feature_groups.FeatureGroups`)
     where given. With ``resample_seed`` (the test of a column), also the
     terms' paired differences with each column resampled among these rows
-    (:func:`~skl_treeinner._permutation.column_terms`), seeded by it.
+    (:func:`~skl_treeinner._scoring._permutation.column_terms`), seeded by it.
     """
     into = pre = None
     if isinstance(est, Pipeline) and len(est.steps) > 1:
@@ -205,7 +205,7 @@ def check_converged(est, setup: FitSetup, job: SplitJob) -> None:
 
     Boosting brings the training rows' gradients down; where Σ w g² at the
     fitted margins exceeds Σ w g² at the intercept
-    (:func:`~skl_treeinner._scoring.gradient_ratio`), the booster diverged
+    (:func:`~skl_treeinner._scoring._sums.gradient_ratio`), the booster diverged
     and its scores on held-out rows would be noise read as findings.
     Measured on 2,000 rows: fitted boosters of every library gave ratios
     0.0000005 to 0.54 (deep trees on pure noise, subsampling, Poisson,
@@ -345,11 +345,11 @@ def run_splits(setup: FitSetup, jobs, *, n_jobs, verbose, name):
 def refit_and_score(setup: FitSetup, job: SplitJob, columns, scoring):
     """Refit a clone on the job's training rows with ``columns`` only; score its test.
 
-    The refit curve's step (:mod:`skl_treeinner._refit_curve`): early
+    The refit curve's step (:mod:`skl_treeinner._stats._refit_curve`): early
     stopping on the job's own carved rows, as the selector's fits; no
     columns, the intercept alone (``scoring.dummy``). ``scoring`` holds the
     scorer, the dummy and, for a classifier, the user's class labels (the
-    refit is scored in them: :class:`~skl_treeinner._refit_curve.Decoded`).
+    refit is scored in them: :class:`~skl_treeinner._stats._refit_curve.Decoded`).
     Returns the held-out score.
     """
     labels = scoring.labels

@@ -14,10 +14,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ... import _dependence, _inference
-from ..._plan import final_step, make_fit_setup
 from ..._readers import reader_class
+from ..._stats import _dependence, _inference
 from .._base import SplitRun, UnitTests
+from .._plan import final_step, make_fit_setup
 from ._crossfit import (
     clone_estimator,
     resample_seed,

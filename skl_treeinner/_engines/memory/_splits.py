@@ -19,7 +19,7 @@ from sklearn.model_selection import (
     train_test_split,
 )
 
-from ..._plan import (
+from .._plan import (
     EARLY_STOPPING_FRACTION,
     MIN_SCORING_ROWS,
     MIN_SPLIT_ROWS,
@@ -251,7 +251,7 @@ def make_jobs(splits, *, y, classifier, es_reader, seeds) -> list[SplitJob]:
 def inner_splits(jobs, *, y, classifier, labels, groups, ordered, seed):
     """Split each job's training rows in two: fitted on, and ranked on.
 
-    The refit curve's ranking of split i (:mod:`skl_treeinner._refit_curve`)
+    The refit curve's ranking of split i (:mod:`skl_treeinner._stats._refit_curve`)
     comes from these halves of split i's training rows alone: by group where
     ``groups`` are given, earlier rows fitted and later rows ranked where
     the splits keep time order (``ordered``), else stratified for

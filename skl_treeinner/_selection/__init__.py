@@ -1,0 +1,7 @@
+"""The scikit-learn selector.
+
+:class:`~skl_treeinner.TreeInnerSelector` (``_selector``), its selection from
+the fitted statistics and ``transform`` (``_support``), metadata routing
+(``_metadata_routing``), hints on its parameters (``_parameter_hints``) and
+the check of a prefit model's training rows (``_prefit_check``).
+"""
