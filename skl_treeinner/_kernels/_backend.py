@@ -3,7 +3,7 @@
 After the booster has routed a chunk of rows to leaves, TreeInner needs, for
 every (row, tree) pair, the margin before the tree's iteration, the loss
 gradient there and a sum per leaf (or per row). The numpy code in
-:mod:`skl_treeinner._tree_inner` does it in whole-array steps, each a pass over
+:mod:`skl_treeinner._scoring._sums` does it in whole-array steps, each a pass over
 a (rows x trees) intermediate on one core; it is the reference. When numba is
 installed (``python -m pip install ".[numba]"``), :class:`Kernels` runs the
 same arithmetic in one pass per row, in compiled code, on as many threads as

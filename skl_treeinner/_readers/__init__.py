@@ -170,9 +170,9 @@ SUPPORTED_MODELS = "; ".join(library.models for library in LIBRARIES)
 #: measured to keep more real columns and fewer noise ones than all features
 #: per tree (docs/selector-comparison.md, "Choosing the defaults"). The
 #: selector and the command line also pass the rows (XGBoost's bins follow
-#: them below 4,096: :func:`~._xgboost.bins_for_rows`); benchmarks that build
-#: it as ``default_estimator(classifier, seed)`` keep 256 bins, as their pages
-#: were measured before issue 42.
+#: them below 4,096: :func:`~._xgboost.bins_for_rows`); built as
+#: ``default_estimator(classifier, seed)``, without the rows, it keeps 256
+#: bins.
 DEFAULT_BOOSTER_PARAMS = {
     "n_estimators": 400,
     "learning_rate": 0.01,

@@ -38,8 +38,8 @@ _CHUNK_ELEMENTS = 1 << 20
 
 #: Rows whose routing is compared with the booster's margin on every call (all
 #: of them below this). A seeded sample of this many rows catches a booster
-#: that misroutes 0.1 % of the rows with probability 1 - 0.999**5000 > 99.3 %;
-#: comparing every row cost 1.3x the plain ``tree_inner`` on 10,000 rows.
+#: that misroutes 0.1 % of the rows with probability 1 - 0.999**5000 > 99.3 %
+#: (docs/performance.md has what the check costs).
 ROUTING_CHECK_ROWS = 5000
 #: Models whose parsed ensembles are kept (:meth:`ModelReader.cached_read`).
 READ_CACHE_SIZE = 4

@@ -50,13 +50,11 @@ def bins_for_rows(n_rows: int) -> int:
     """Return the default booster's ``max_bin`` for data of ``n_rows`` rows.
 
     XGBoost's ``hist`` method evaluates every bin of every sampled column at
-    every node, whatever the rows: on 300 rows x 2,000 columns that is
-    almost all of a fit (a fold's 240 rows: 34 s on one thread at 256 bins,
-    3.2 s at 16), and 256 bins on 240 rows are one bin per value. So below
-    4,096 rows of the whole data the bins shrink to one per 16 of its rows
-    (18 at 300 rows), never under 16;
-    the selection held on the suites of ``benchmarks/default_bins.py``
-    (docs/performance.md, "Wide tables").
+    every node, whatever the rows, so on few rows and many columns the bins
+    are almost all of a fit, and 256 bins on a few hundred rows are one bin
+    per value. So below 4,096 rows of the whole data the bins shrink to one
+    per 16 of its rows (18 at 300 rows), never under 16 (docs/performance.md,
+    "Wide tables", has the times and the selections with each).
     """
     return int(min(MAX_BINS, max(MIN_BINS, n_rows // ROWS_PER_BIN)))
 
@@ -177,9 +175,8 @@ class XGBoostReader(ModelReader):
     #: XGBoost refuses ±inf in its input (with a C++ stack trace).
     accepts_infinity = False
     #: XGBoost sums gradients into float32 gains G²/(H + λ): past a spread of
-    #: sqrt(float32 max) ≈ 1.8e19 a node's G² overflows. Measured: 10,000
-    #: rows, y scaled up, training R² 0.536 up to a spread of 1.1e19, 0.532 at
-    #: 1.1e20, 0.509 at 1.1e21, 0.222 at 3.4e21 (and noise columns selected).
+    #: sqrt(float32 max) ≈ 1.8e19 a node's G² overflows and the booster fits
+    #: noise (docs/how-it-works.md, "Inputs that are refused, and why").
     max_target_spread = float(np.sqrt(FLOAT32_MAX))
 
     def __init__(self, model):
@@ -251,11 +248,9 @@ class XGBoostReader(ModelReader):
         """2,000 times the learning rate over 0.01, for squared-error regressors.
 
         XGBoost adds leaves to float32 margins: far from 0 their rounding
-        swallows the small ones, which scale with the learning rate. Measured
-        on 2,000 rows, y = offset + signal (mean absolute deviation 1.1): at
-        learning rate 0.01, in-sample TreeInner matched total gain to 4e-6 at
-        a mean 910 times the deviation, 1.7e-3 at 9,100, 0.67 at 91,000 (R²
-        0.574 -> 0.479); at 0.3, 1.5e-4 at 91,000 and 2 % at 910,000.
+        swallows the small ones, which scale with the learning rate, and
+        TreeInner no longer matches total gain (docs/how-it-works.md, "Inputs
+        that are refused, and why", has the offsets where it broke).
         """
         params = estimator.get_params()  # classifiers: a logistic objective
         if params.get("objective") not in (None, "reg:squarederror"):

@@ -102,10 +102,9 @@ class TreeInnerSelector(
         learning_rate=0.01, max_depth=4, colsample_bytree=0.5,
         min_child_weight=1, reg_lambda=1, tree_method="hist",
         enable_categorical=True`` and a seed drawn from ``random_state``
-        (``colsample_bytree=0.5`` was chosen by measurement: see the user
-        guide); in memory below 4,096 rows ``max_bin`` is one bin per 16
-        rows, at least 16 (XGBoost evaluates every bin at every node, whatever
-        the rows: 300 x 2,000 6-8x faster, selecting as well).
+        (the user guide says why half of the features); in memory below 4,096
+        rows ``max_bin`` is one bin per 16 rows, at least 16 (XGBoost
+        evaluates every bin at every node, however few the rows).
         The dtype of ``y`` decides (the command line uses the same rule):
         integer, boolean, string and categorical targets are class labels,
         float targets are numbers even when every value is whole. Pass
@@ -134,11 +133,11 @@ class TreeInnerSelector(
           tests, each resampled alone. As with either test, a feature is
           kept only if its score also passes ``threshold``.
         - ``"model"``: does *this* model's use of the column help on new rows?
-          H0: its expected held-out term is ≤ 0 given the fitted models (the
-          default before issue 40; with an int ``cv`` the folds are symmetric). A
-          split on a rare noise dummy can help an underfit model on new rows,
-          so this test keeps such columns; use it to audit a fitted model
-          (``prefit=True``), not to decide what the data holds.
+          H0: its expected held-out term is ≤ 0 given the fitted models (with
+          an int ``cv`` the folds are symmetric). A split on a rare noise
+          dummy can help an underfit model on new rows, so this test keeps
+          such columns; use it to audit a fitted model (``prefit=True``), not
+          to decide what the data holds.
 
         With an int ``cv`` the folds are chained (see ``cv``). docs/core.md,
         "The test of a column", says why and what it costs.
@@ -414,15 +413,21 @@ class TreeInnerSelector(
     -----
     *How it decides.* Each split's booster is fitted on its training rows
     (less the rows it stops early on, never the scored ones) and scores
-    every feature on its held-out rows; the per-row terms of all splits are
-    pooled, so ``scores_se_`` and ``pvalues_`` follow from their mean and
-    spread (the units are rows, ``groups`` or blocks of ordered rows:
-    ``test_units_``). A feature is kept when its adjusted p-value is below
-    ``alpha`` and its score above ``threshold``, at most ``max_features``
-    of them. The test is conditional on the fitted models: it asks whether
-    *these* models use the feature to good effect on new rows.
+    every feature on its held-out rows. With the default ``test="column"``,
+    each held-out row's term of a column is compared with the same model's
+    term for that row with the column's value drawn from other held-out
+    rows; the per-row differences of all splits are pooled, and
+    ``pvalues_`` test whether their mean exceeds 0, that is whether the
+    column tells the model anything about y beyond chance (the units are
+    rows, ``groups`` or blocks of ordered rows: ``test_units_``).
+    ``scores_`` and ``scores_se_`` are the held-out TreeInner scores and
+    their standard errors. A feature is kept when its adjusted p-value is
+    below ``alpha`` and its score above ``threshold``, at most
+    ``max_features`` of them. ``test="model"`` asks instead whether *these*
+    fitted models use the feature to good effect on new rows, an audit of
+    the models rather than a question about the data.
 
-    Details, each measured where it says so, are in the docs: the user
+    Details are in the docs: the user
     guide's "How the selector decides" (the test, weights, the noise floor),
     "Many columns" (``control``), "Feature groups" (``group_test``; a
     Pipeline's expanded columns), "How many features: the refit curve",

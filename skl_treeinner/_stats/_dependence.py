@@ -24,10 +24,9 @@ walk-forward or purged folds), the test's units become blocks of consecutive
 rows (:func:`block_sums`), as ``groups`` make groups the units: batch means,
 whose sums are nearly independent when a block is much longer than the
 dependence, tested with Student's t on (blocks - 1) degrees of freedom.
-Newey-West's estimator (Bartlett kernel, Andrews' bandwidth) was measured
-beside it and was no better calibrated at the boundary (0.063 of p < 0.05 at
-phi = 0.95 on 2,500 rows, 0.11 on 300), and blocks are what the test and the
-Dask engine's moments already count.
+Newey-West's estimator was no better calibrated at the boundary, and blocks
+are what the test and the Dask engine's moments already count
+(docs/how-it-works.md, "Time series and panels", has both measured).
 """
 
 from __future__ import annotations
@@ -198,12 +197,10 @@ def block_sums(z):
     [0, 0.99]), at least :data:`MIN_BLOCK_ROWS`; there are at most
     :data:`N_BLOCKS` blocks and at least two (so shorter blocks on series
     too short for two blocks of that length: then the p-values have one
-    degree of freedom and the test has little power). Chosen by measurement
-    (``benchmarks/dependent_rows.py``, ``tests/test_dependence.py``): on
-    products of AR(phi) series, the terms of a noise column in a persistent
-    series, the share of p < 0.05 at the test's boundary stayed within
-    0.045-0.067 for 300 to 2,500 rows and phi up to 0.95, where rows as units
-    gave up to 0.37.
+    degree of freedom and the test has little power). The constants keep the
+    test calibrated at its boundary on persistent series, where rows as units
+    are not (``benchmarks/dependent_rows.py``; docs/how-it-works.md, "Time
+    series and panels").
     """
     z = np.asarray(z, dtype=np.float64)
     m = z.shape[0]

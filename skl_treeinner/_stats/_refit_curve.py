@@ -146,8 +146,9 @@ def curve_scorer(scoring, classifier: bool, labels=None):
     a class is still scored). The log loss, a proper scoring rule, rather
     than ROC AUC: a refit on noise columns predicts over-confidently and
     loses log loss against the prior, while its AUC only wanders around
-    0.5, so on null data "best" picked noise in 85 % of binary seeds with
-    ROC AUC (``benchmarks/refit_curve.py``). Otherwise scikit-learn's
+    0.5, so on null data "best" picked noise with ROC AUC
+    (``benchmarks/refit_curve.py``; docs/how-it-works.md, "The refit
+    curve"). Otherwise scikit-learn's
     ``check_scoring``: a scorer name or a callable, higher is better.
     """
     from sklearn.metrics import check_scoring, log_loss, make_scorer

@@ -1,6 +1,6 @@
 """A one-hot encoded categorical with rare levels that drives y, beside a noise one.
 
-The most common input a selector gets (issue 40): two categoricals with
+The most common input a selector gets: two categoricals with
 skewed level frequencies, each one-hot encoded (levels never drawn have no
 column, as ``pandas.get_dummies`` gives), beside numeric columns. A split on
 a rare dummy of the noise categorical isolates a few training rows, which

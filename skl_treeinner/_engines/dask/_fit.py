@@ -17,9 +17,9 @@ row count, the selection of a split's rows, the scoring) draws them again from
 its partition of y and the partition's number, fixed when the graph is built.
 A fold column filtered against X by Dask's own masks would not be safe:
 dask-expr may move a filter below a ``map_partitions`` and so draw the folds of
-X's rows and y's rows from different rows (measured: a filtered DataFrame gave
-X and y parts of 204 and 220 rows). For the same reason X, y and the weights
-of a DataFrame travel as one frame (:func:`~._collections.aligned`).
+X's rows and y's rows from different rows (docs/scaling-out.md has the case).
+For the same reason X, y and the weights of a DataFrame travel as one frame
+(:func:`~._collections.aligned`).
 
 Only small things come to the client: the class labels, a table of rows per
 split, role and class (checked as the in-memory splitters would), the fitted

@@ -206,14 +206,11 @@ def check_converged(est, setup: FitSetup, job: SplitJob) -> None:
     Boosting brings the training rows' gradients down; where Σ w g² at the
     fitted margins exceeds Σ w g² at the intercept
     (:func:`~skl_treeinner._scoring._sums.gradient_ratio`), the booster diverged
-    and its scores on held-out rows would be noise read as findings.
-    Measured on 2,000 rows: fitted boosters of every library gave ratios
-    0.0000005 to 0.54 (deep trees on pure noise, subsampling, Poisson,
-    log-loss, learning rate 1.9); XGBoost with learning_rate=2.5 gave 2e17
-    (a noise column was then selected), log-loss with learning_rate=3 1.39.
-    Only for losses whose gradient is (mean - y) (squared error, log-loss,
-    softmax, Poisson), where Σ g² falls with the loss: for gamma, g = 1 - y/μ,
-    and a good fit raised it 1.4-1.6 times in one measured example.
+    and its scores on held-out rows would be noise read as findings
+    (docs/how-it-works.md, "Inputs that are refused, and why", has the ratios
+    of fitted and diverged boosters). Only for losses whose gradient is
+    (mean - y) (squared error, log-loss, softmax, Poisson), where Σ g² falls
+    with the loss: for gamma, g = 1 - y/μ, and a good fit can raise it.
     """
     final = final_step(est)
     reader = read_model(final)

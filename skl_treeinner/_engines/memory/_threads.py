@@ -12,23 +12,22 @@ One place decides, for every booster the selector fits (docs/performance.md,
    gets its share of the cores (one thread each on a machine with fewer cores
    than splits). A booster's OpenMP threads spin while they wait at the end of
    every parallel region; beside another program that computes, a descheduled
-   thread makes the others spin for a whole time slice, which made
-   ``cv=5`` 5x slower beside one XGBoost training job. Single-threaded boosters
-   in parallel share the machine fairly, and were also faster idle (the splits
-   are small pieces of work). An explicit ``n_jobs`` is taken as it is, with
-   joblib's default backend, as before.
+   thread makes the others spin for a whole time slice. Single-threaded
+   boosters in parallel share the machine fairly, and are also faster idle
+   (the splits are small pieces of work). An explicit ``n_jobs`` is taken as
+   it is, with joblib's default backend.
 3. **One split** (``cv=None``, or ``n_jobs=1``): the booster gets every core
    we may use, less the cores other programs are using right now (Linux:
    the runnable threads in ``/proc/loadavg``), so that it does not spin
    against them. This is done only for boosters whose models do not depend on
-   their thread count (XGBoost, scikit-learn's, CatBoost: measured); a
-   LightGBM model may (its ``deterministic`` setting), so it keeps its share.
+   their thread count (XGBoost, scikit-learn's, CatBoost: their readers'
+   ``threads_change_results``); a LightGBM model may (its ``deterministic``
+   setting), so it keeps its share.
 4. **The user's booster** keeps a thread count it was given explicitly when
    that is lower; it is never raised.
 
-Boosters threads buy something even on small data (the default booster on
-750 rows x 28 features: 1.65x faster with 2 threads than with 1, idle), so
-small data gets no rule of its own.
+Threads speed boosters up even on small data, so small data gets no rule
+of its own.
 """
 
 from __future__ import annotations
