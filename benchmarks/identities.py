@@ -10,7 +10,7 @@ largest deviation of in-sample TreeInner from the booster's total gain
 
 CatBoost stores no split gains: its Prop. 3 reference is the gain of every
 split recomputed from CatBoost's own leaf assignments and staged margins on
-the training rows (``tests/test_catboost.py::catboost_gain``).
+the training rows (``tests/unit/test_catboost.py::catboost_gain``).
 """
 
 import argparse
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit"))
 from conftest import OBJECTIVES, fit, l1, make_data, margin  # noqa: E402
 
 from skl_treeinner import predecomp, tree_inner  # noqa: E402

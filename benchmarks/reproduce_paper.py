@@ -170,7 +170,7 @@ def treeshap_gfas(reader, X, y):
     """TreeInner, ForestInner and Abs with TreeSHAP, from one TreeSHAP pass.
 
     The same sums as ``global_importance(..., attribution="treeshap")`` for
-    the three methods (tests/test_reproduce_paper.py checks it), but each
+    the three methods (tests/smoke/test_reproduce_paper.py checks it), but each
     round's TreeSHAP is computed once for all three instead of once per
     method, and the reader (which slices the booster into its rounds) is
     shared between the in-sample and the out-of-sample rows: TreeSHAP is

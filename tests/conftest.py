@@ -3,14 +3,28 @@ import os
 import shutil
 
 # Without an NVIDIA driver, the GPU kernels' tests run on numba's CUDA
-# simulator (tests/test_device_kernels.py); set before numba is imported.
+# simulator (tests/integration/test_device_kernels.py); set before numba is imported.
 if shutil.which("nvidia-smi") is None:
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 import xgboost as xgb
 from threadpoolctl import threadpool_limits
+
+#: The tiers, one folder each (tests/README.md); every test gets its folder's
+#: marker, so that ``-m`` picks tiers (the package's doctests are unit tests).
+TIERS = ("unit", "integration", "statistical", "smoke")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        parts = Path(str(item.path)).parts
+        tiers = [tier for tier in TIERS if tier in parts[-2:-1]] or ["unit"]
+        item.add_marker(tiers[0])
+
 
 # name -> (estimator class, target maker, extra params)
 OBJECTIVES = {
@@ -48,6 +62,22 @@ def make_data(n=400, p=6, seed=0, nan_frac=0.0):
     if nan_frac:
         X[rng.random((n, p)) < nan_frac] = np.nan
     return X, y
+
+
+def wide_data(n=300, m=150, seed=0, signal=True):
+    """Many Gaussian columns; y from the first two (or independent of all)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    y = (X[:, 0] + 0.8 * X[:, 1] if signal else 0) + rng.normal(size=n)
+    return X, y
+
+
+def small_regressor():
+    """A small, single-threaded XGBoost regressor for selectors on wide data."""
+    return xgb.XGBRegressor(
+        n_estimators=60, learning_rate=0.1, max_depth=3, colsample_bytree=0.5,
+        n_jobs=1,
+    )  # fmt: skip
 
 
 def fit(objective, X, y, **params):
@@ -125,3 +155,110 @@ def patterns_only(reader_type):
     with pytest.MonkeyPatch.context() as m:
         m.setattr(reader_type, "iteration_shap", refuse)
         yield
+
+
+# -- scripts run in this process ------------------------------------------------------
+#: Python's own warning filters in a fresh interpreter: a script run here sees
+#: what it would see on its own, not the suite's warnings-as-errors.
+_FRESH_FILTERS = [
+    ("default", None, DeprecationWarning, "__main__", 0),
+    ("ignore", None, DeprecationWarning, None, 0),
+    ("ignore", None, PendingDeprecationWarning, None, 0),
+    ("ignore", None, ImportWarning, None, 0),
+    ("ignore", None, ResourceWarning, None, 0),
+]
+
+
+def _package_state():
+    import sys
+
+    return {
+        name: dict(vars(module))
+        for name, module in list(sys.modules.items())
+        if name.startswith("skl_treeinner") and module is not None
+    }
+
+
+def _restore_package_state(saved):
+    import sys
+
+    for name, names in saved.items():
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        now = vars(module)
+        for key in [key for key in now if key not in names]:
+            del now[key]
+        for key, value in names.items():
+            if now.get(key, _MISSING) is not value:
+                now[key] = value
+
+
+_MISSING = object()
+
+
+def _print_warning(message, category, filename, lineno, file=None, line=None):
+    import sys
+    import warnings
+
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+def run_python(*args, cwd=None):
+    """Run ``python ARGS`` (a script, ``-m module`` or ``-c code``) in this process.
+
+    What a subprocess proves for a script, at a fraction of its cost (no new
+    interpreter, imports or compiled kernels to load): its exit code, stdout
+    and stderr come back as :class:`subprocess.CompletedProcess`. The working
+    folder, ``sys.argv``, ``sys.path``, the environment, the warning filters
+    and the package's module globals (which a benchmark may patch) are
+    restored after it.
+    """
+    import contextlib
+    import io
+    import os
+    import runpy
+    import subprocess
+    import sys
+    import warnings
+
+    saved = (os.getcwd(), sys.argv[:], sys.path[:], dict(os.environ))
+    package = _package_state()
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        os.environ["MPLBACKEND"] = "Agg"
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+            warnings.catch_warnings(),
+        ):
+            warnings.filters[:] = list(_FRESH_FILTERS)
+            warnings.showwarning = _print_warning  # to its stderr, as on its own
+            try:
+                if args[0] == "-m":
+                    sys.argv = [args[1], *args[2:]]
+                    runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+                elif args[0] == "-c":
+                    sys.argv = ["-c", *args[2:]]
+                    exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__"})
+                else:
+                    script = Path(args[0]).resolve()
+                    sys.argv = [str(script), *map(str, args[1:])]
+                    sys.path.insert(0, str(script.parent))
+                    runpy.run_path(str(script), run_name="__main__")
+            except SystemExit as exit_:
+                if exit_.code is None or isinstance(exit_.code, int):
+                    code = exit_.code or 0
+                else:  # sys.exit("message"): printed, status 1
+                    print(exit_.code, file=sys.stderr)
+                    code = 1
+    finally:
+        os.chdir(saved[0])
+        sys.argv[:], sys.path[:] = saved[1], saved[2]
+        os.environ.clear()
+        os.environ.update(saved[3])
+        _restore_package_state(package)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())

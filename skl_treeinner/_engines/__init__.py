@@ -9,11 +9,12 @@ kind of input, with the same shared primitives. The public entries ask
 :func:`engine_for` which engine runs; nothing else in the package imports an
 engine, and the engines do not import each other.
 
-The selector's ``fit`` is written once (:mod:`._flow`); an engine supplies
-its hooks (:class:`~._base.Engine`). Adding an engine means adding its
-module (or folder) here and one entry of :data:`ENGINES`; the libraries'
-own estimators for it, if the selector fits boosters there, are rows of the
-reader registry (``Library.engines``).
+The engines are ``memory`` and ``dask``. The selector's ``fit`` is written once
+(:mod:`._flow`) from the plan the selector builds (:mod:`._plan`, the engines'
+input); an engine supplies its hooks (:class:`~._base.Engine`). Adding an
+engine means adding its module (or folder) here and one entry of
+:data:`ENGINES`; the libraries' own estimators for it, if the selector fits
+boosters there, are rows of the reader registry (``Library.engines``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,15 @@
 """Readers: turn a fitted model of some library into a :class:`TreeEnsemble`.
 
 Each reader lives in its own module and is registered below by the types it
-accepts. Types are checked through ``sys.modules`` (like shap's
-``safe_isinstance``), so a library that the user never imported is never
-imported just to test a type.
+accepts: ``_xgboost`` (with ``_ubjson``, its binary format, and
+``_xgboost_node_values``, its nodes' values and learning rates), ``_lightgbm``
+(with ``_lightgbm_text``, its model text), ``_catboost``, ``_sklearn``
+(scikit-learn's boosters, with ``_sklearn_gb`` for the classic
+GradientBoosting). ``_base`` holds what every reader shares (``ModelReader``:
+routing in chunks and its check, the read cache), ``_hooks`` what a reader
+knows of its library's estimators before a model is fitted. Types are checked
+through ``sys.modules`` (like shap's ``safe_isinstance``), so a library that
+the user never imported is never imported just to test a type.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Reader for CatBoost models (``CatBoost``, ``CatBoostRegressor``/``Classifier``).
 
-What we rely on inside CatBoost (pinned by ``tests/test_catboost.py``):
+What we rely on inside CatBoost (pinned by ``tests/unit/test_catboost.py``):
 
 - ``save_model(format="json")``: ``oblivious_trees``, each with ``splits``
   (one per depth level; ``splits[0]`` is the root, the split chosen first),
@@ -30,7 +30,7 @@ attributed to that feature. While training, a row's CTR comes from the rows
 before it (ordered target statistics), so the training rows reached other
 leaves than ``calc_leaf_indexes`` gives them afterwards: on the training rows,
 TreeInner then differs from the gain of the splits as they were fitted (by
-about 3 % in ``tests/test_catboost.py``). Held-out rows are routed as
+about 3 % in ``tests/unit/test_catboost.py``). Held-out rows are routed as
 ``predict`` routes them, and the node values are those the splits were fitted
 with, so held-out scores are exact; no warning is given.
 

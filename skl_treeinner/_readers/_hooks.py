@@ -2,7 +2,7 @@
 
 Class methods only: the selector and the command line build, prepare, fit
 and refit a library's unfitted booster through them, so that no module
-outside ``_readers/`` names a library's parameters (``tests/test_architecture.py``
+outside ``_readers/`` names a library's parameters (``tests/unit/test_architecture.py``
 holds the list it checks).
 """
 

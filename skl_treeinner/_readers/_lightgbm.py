@@ -1,6 +1,6 @@
 """Reader for LightGBM models (``Booster``, ``LGBMRegressor``, ``LGBMClassifier``).
 
-What we rely on inside LightGBM (pinned by ``tests/test_lightgbm.py``, which
+What we rely on inside LightGBM (pinned by ``tests/unit/test_lightgbm.py``, which
 fails loudly if a release changes it):
 
 - ``model_to_string()``, per tree: ``num_leaves``, ``left_child`` /

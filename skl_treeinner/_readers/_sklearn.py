@@ -6,7 +6,7 @@ and ``HistGradientBoostingClassifier``; ``GradientBoostingReader``
 ``GradientBoostingRegressor`` and ``GradientBoostingClassifier``.
 
 What we rely on inside scikit-learn (pinned by
-``tests/test_sklearn_readers.py``, which fails loudly if a release changes it):
+``tests/unit/test_sklearn_readers.py``, which fails loudly if a release changes it):
 
 HistGradientBoosting
 

@@ -1,7 +1,7 @@
 """Reader for scikit-learn's classic ``GradientBoostingRegressor/Classifier``.
 
 What it relies on inside scikit-learn is listed in :mod:`._sklearn`'s
-docstring ("GradientBoosting") and pinned by ``tests/test_sklearn_readers.py``.
+docstring ("GradientBoosting") and pinned by ``tests/unit/test_sklearn_readers.py``.
 """
 
 from __future__ import annotations

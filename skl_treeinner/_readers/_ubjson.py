@@ -8,7 +8,7 @@ every node statistic becomes a Python float. XGBoost's binary format
 ``np.frombuffer`` call: about 10 times faster. The only maintained-looking
 alternative on PyPI (py-ubjson, last released 2020) returns Python lists, so
 it would not help. The decoder covers the whole UBJSON value grammar and is
-tested against ``json.loads`` of the same model in ``tests/test_ubjson.py``.
+tested against ``json.loads`` of the same model in ``tests/unit/test_ubjson.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Reader for XGBoost models (``Booster`` and the scikit-learn wrappers).
 
-What we rely on inside XGBoost (pinned by ``tests/test_xgboost_internals.py``,
+What we rely on inside XGBoost (pinned by ``tests/unit/test_xgboost_internals.py``,
 which fails loudly if a release changes it):
 
 - ``save_raw("ubj")`` (the binary form of the JSON model), per tree:

@@ -2,7 +2,7 @@
 
 On the rows a booster was fitted on, PreDecomp's TreeInner equals the
 booster's total split gain, feature by feature (paper 000, Prop. 3; checked
-for every library in ``tests/test_total_gain.py``). Every split helped
+for every library in ``tests/unit/test_total_gain.py``). Every split helped
 those rows, so every column the model uses scores above zero with a tiny
 p-value, a pure-noise column included. On other rows the two differ: the
 held-out score of a split is its gain on new rows, which is smaller and often

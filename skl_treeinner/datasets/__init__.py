@@ -21,7 +21,9 @@ against the mask, as in paper 000, Sec. 4).
 - :func:`make_rare_levels`: a one-hot encoded categorical with rare levels
   that drives y, beside a noise one (docs/how-it-works.md, "What the test asks").
 
-Every generator is seeded by ``random_state`` and returns ``X, y, relevant``
+The generators live in ``_simulation``, ``_semi_synthetic``, ``_dependent``,
+``_families`` and ``_onehot``; ``_checks`` validates their arguments. Every
+generator is seeded by ``random_state`` and returns ``X, y, relevant``
 (:func:`make_panel`: ``X, y, groups``; :func:`make_feature_families` also
 the families, ``X, y, relevant, feature_groups``; :func:`make_rare_levels`
 the noise dummies, ``X, y, relevant, noise_dummies``).

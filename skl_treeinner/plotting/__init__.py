@@ -6,7 +6,9 @@
 - :func:`plot_score_path`: the cumulative TreeInner score of each feature as
   boosting iterations are added (the paper's Figure 3, for one model).
 
-matplotlib is an optional dependency (``python -m pip install ".[plot]"``);
+Their pieces (bars, ticks, the rule's text) are in ``_parts``, the sizes
+that follow the columns' names in ``_layout``. matplotlib is an optional
+dependency (``python -m pip install ".[plot]"``);
 it is imported only when a plot is drawn.
 """
 

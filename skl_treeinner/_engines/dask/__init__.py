@@ -3,7 +3,9 @@
 Nothing is collected into this process: every task scores one row partition
 with the shared primitives and only sums come back (``_collections``); the
 selector's splits are drawn per partition and fitted by the library's own Dask
-booster (``_fit``, ``_codes``). Which Dask boosters exist and what they
+booster (``_fit``, ``_codes``; the fit retried when a worker is lost:
+``_fits``), and the refit curve's refits predict in their partitions
+(``_curve``). Which Dask boosters exist and what they
 can do is read from the reader registry (``Library.engines["dask"]``). Dask is
 an optional extra (``python -m pip install ".[dask]"``), imported only when a
 Dask collection is given.

@@ -1,10 +1,11 @@
 """The in-memory engine: rows this process holds, indexed, fitted and scored here.
 
 X may be anything a booster takes in memory (numpy, pandas, polars, scipy
-sparse, ``xgboost.DMatrix``). PreDecomp and TreeInner run the shared
-primitives over row chunks. The selector's splits are index pairs
-(:mod:`._splits`), fitted and scored by :func:`._crossfit.run_splits` in
-threads or joblib workers; :mod:`._run` pools the per-row terms of all splits
+sparse, ``xgboost.DMatrix``). PreDecomp and TreeInner run the shared primitives
+over row chunks. The selector's splits are index pairs (:mod:`._splits`),
+fitted and scored by :func:`._crossfit.run_splits` in threads or joblib
+workers, as many at once and with as many threads each as the thread policy
+says (:mod:`._threads`); :mod:`._run` pools the per-row terms of all splits
 into the test's units (:mod:`skl_treeinner._stats._inference`).
 """
 

@@ -1,10 +1,9 @@
 """Dependent rows: the checks that notice them, and the test's blocks under time order.
 
 The order check's moments are checked against every order of small data, its
-p-value against random orders; the blocks' calibration by simulation on terms
-shaped like a noise column's in a persistent series (products of two AR(phi)
-series), on which rows as units fail; the selector end to end on the data sets
-of issue 27 (``make_time_series``, ``make_panel``).
+p-value against random orders; the selector end to end on the data sets of
+issue 27 (``make_time_series``, ``make_panel``). The blocks' calibration by
+simulation is in tests/statistical/test_block_calibration.py.
 """
 
 import itertools
@@ -89,20 +88,6 @@ def _ar(rng, phi, n, k):
     e = rng.standard_normal((k, n + 300)) * np.sqrt(1 - phi**2)
     e[:, 0] = rng.standard_normal(k)
     return lfilter([1.0], [1.0, -phi], e, axis=1)[:, 300:]
-
-
-@pytest.mark.parametrize("phi", [0.6, 0.9, 0.95])
-def test_blocks_are_calibrated_where_rows_are_not(phi):
-    # Terms of a noise column in a persistent series: its attribution and the
-    # residual are both persistent, and independent (mean 0, H0's boundary).
-    rng = np.random.default_rng(int(phi * 100))
-    n, fits = 1000, 600
-    z = _ar(rng, phi, n, fits) * _ar(rng, phi, n, fits)
-    blocks = np.array([one_sided_test(block_sums(zi[:, None])).pvalues[0] for zi in z])
-    rows = one_sided_test(z.T).pvalues
-    assert 0.025 <= np.mean(blocks < 0.05) <= 0.085
-    assert np.mean(blocks < 0.01) <= 0.025
-    assert np.mean(rows < 0.05) > 0.09  # the same data: rows as units fail
 
 
 def test_blocks_are_long_for_persistent_terms_and_many_otherwise():

@@ -30,7 +30,7 @@ pytest.importorskip("mkdocs", reason="the docs extra builds the site")
 #: Builds the whole site (about 10 s): slow.
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: The pages a newcomer opens first: each one is looked at in the browser.
 FIRST_PAGES = ["index.html", "getting-started/index.html", "user-guide/index.html"]
 CHROMIUM = ("chromium", "chromium-browser", "google-chrome", "chrome", "headless_shell")

@@ -4,7 +4,7 @@ CI has no GPU: there these tests run the device kernel on numba's CUDA
 simulator (``NUMBA_ENABLE_CUDASIM=1``, set by conftest.py where no NVIDIA
 driver is installed), so they check its logic, not its speed. On a machine
 with a GPU and ``numba-cuda`` they run on the GPU. The reference is the CPU
-kernels, which tests/test_kernels.py holds to the numpy path, and, through
+kernels, which tests/unit/test_kernels.py holds to the numpy path, and, through
 them, XGBoost's own total gain.
 """
 

@@ -396,7 +396,7 @@ def test_estimator_may_be_a_pipeline():
     from sklearn.preprocessing import PolynomialFeatures
 
     # A step that mixes features cannot be mapped back (issue 29 maps the
-    # expanding encoders: tests/test_pipeline_columns.py).
+    # expanding encoders: tests/unit/test_pipeline_columns.py).
     mixed = make_pipeline(PolynomialFeatures(2), small_reg())
     with pytest.raises(ValueError, match="do not each come from one input feature"):
         TreeInnerSelector(mixed, random_state=0).fit(X[:, :2], y)

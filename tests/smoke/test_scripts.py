@@ -7,21 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_python
 
 #: A real cluster or a script run per test: slow (pytest -m 'not slow' skips).
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(*args, timeout=300):
-    out = subprocess.run(
-        [sys.executable, *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def run(*args):
+    out = run_python(*args, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -84,12 +79,7 @@ def test_demo_data_has_the_stated_truth():
 def test_cli_help_and_bad_args():
     help_text = run("-m", "skl_treeinner", "--help")
     assert "demo" in help_text and "select" in help_text and "examples:" in help_text
-    out = subprocess.run(
-        [sys.executable, "-m", "skl_treeinner", "demo", "--rows", "5"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    out = run_python("-m", "skl_treeinner", "demo", "--rows", "5", cwd=ROOT)
     assert out.returncode == 2 and "--rows must be at least 100" in out.stderr
 
 
@@ -283,18 +273,8 @@ def test_fitted_identity_compares_captures(tmp_path):
     )  # one ulp: still a difference
     changed = tmp_path / "b.pkl"
     changed.write_bytes(pickle.dumps(captured))
-    result = subprocess.run(
-        [
-            sys.executable,
-            "benchmarks/fitted_identity.py",
-            "compare",
-            str(out),
-            str(changed),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    result = run_python(
+        "benchmarks/fitted_identity.py", "compare", str(out), str(changed), cwd=ROOT
     )
     assert result.returncode == 1
     assert "DIFF memory-cv3" in result.stdout

@@ -8,16 +8,16 @@ measures are checked against scikit-learn.
 import importlib.util
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import run_python
 from sklearn.metrics import f1_score, precision_score, recall_score
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "compare_selectors.py"
 
 
@@ -35,20 +35,8 @@ def _load_module():
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("compare")
     csv = out / "rows.csv"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            "--smoke",
-            "--out-dir",
-            str(out),
-            "--csv",
-            str(csv),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    proc = run_python(
+        str(SCRIPT), "--smoke", "--out-dir", str(out), "--csv", str(csv), cwd=ROOT
     )
     assert proc.returncode == 0, proc.stderr
     return out, pd.read_csv(csv), proc.stdout
@@ -93,13 +81,7 @@ def test_time_ratio_of_treeinner_to_itself_is_one(smoke):
 
 @pytest.mark.slow
 def test_smoke_refuses_docs(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--smoke", "--out-dir", str(ROOT / "docs")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_python(str(SCRIPT), "--smoke", "--out-dir", str(ROOT / "docs"), cwd=ROOT)
     assert proc.returncode == 2 and "never writes into docs" in proc.stderr
 
 
@@ -131,19 +113,13 @@ def test_selection_metrics_null_case():
 @pytest.mark.slow
 def test_from_csv_redraws_the_same_page(smoke, tmp_path):
     out, _, _ = smoke
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            "--from-csv",
-            str(out / "rows.csv"),
-            "--out-dir",
-            str(tmp_path),
-        ],
+    proc = run_python(
+        str(SCRIPT),
+        "--from-csv",
+        str(out / "rows.csv"),
+        "--out-dir",
+        str(tmp_path),
         cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     page = (tmp_path / "selector-comparison.md").read_text()
@@ -170,13 +146,12 @@ def test_from_csv_merges_several_runs(smoke, tmp_path):
     out, rows, _ = smoke
     paths = _split_run(out, tmp_path)
     assert len(paths) == 2  # the smoke run covers two data sets
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--from-csv", *map(str, paths)]
-        + ["--out-dir", str(tmp_path / "merged")],
+    proc = run_python(
+        *(
+            [str(SCRIPT), "--from-csv", *map(str, paths)]
+            + ["--out-dir", str(tmp_path / "merged")]
+        ),
         cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     merged = (tmp_path / "merged" / "selector-comparison.md").read_text()
@@ -191,13 +166,12 @@ def test_from_csv_merges_several_runs(smoke, tmp_path):
 @pytest.mark.slow
 def test_from_csv_refuses_the_same_rows_twice(smoke, tmp_path):
     out, _, _ = smoke
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--from-csv"]
-        + [str(out / "rows.csv")] * 2
-        + ["--out-dir", str(tmp_path)],
+    proc = run_python(
+        *(
+            [str(SCRIPT), "--from-csv"]
+            + [str(out / "rows.csv")] * 2
+            + ["--out-dir", str(tmp_path)]
+        ),
         cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
     assert proc.returncode == 2 and "more than one run" in proc.stderr

@@ -7,18 +7,17 @@ the new output into the page (the failure message holds it).
 """
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_python
 
 pytest.importorskip("pandas")
 
 #: Fits the command line's selectors: slow (pytest -m 'not slow' skips).
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "cli.md"
 #: A fit's wall time, the one thing the page cannot quote.
 _TIMING = re.compile(r"\d+\.\ds\)")
@@ -29,13 +28,7 @@ def _blocks(fence):
 
 
 def _run_cli(*args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "skl_treeinner", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_python("-m", "skl_treeinner", *args, cwd=cwd)
 
 
 def _cli(*args, cwd):
@@ -54,7 +47,7 @@ def _compare(quoted, printed, command):
 
 def test_the_select_table_on_houses_csv_is_what_the_command_prints(tmp_path):
     (snippet,) = [b for b in _blocks("python") if 'to_csv("houses.csv"' in b]
-    subprocess.run([sys.executable, "-c", snippet], cwd=tmp_path, check=True)
+    assert run_python("-c", snippet, cwd=tmp_path).returncode == 0
     console = next(b for b in _blocks("console") if "%|" in b)  # the one with a bar
     command, *shown = console.splitlines()
     args = command.removeprefix("$ skl-treeinner ").split()
@@ -70,7 +63,7 @@ def test_the_demo_prints_what_the_page_quotes(tmp_path):
 
 def test_the_errors_are_what_the_command_prints(tmp_path):
     (snippet,) = [b for b in _blocks("python") if 'to_csv("houses.csv"' in b]
-    subprocess.run([sys.executable, "-c", snippet], cwd=tmp_path, check=True)
+    assert run_python("-c", snippet, cwd=tmp_path).returncode == 0
     (console,) = [b for b in _blocks("console") if "skl-treeinner: error:" in b]
     lines = console.splitlines()
     pairs = list(zip(lines[::2], lines[1::2], strict=True))

@@ -15,7 +15,7 @@ from sklearn.metrics import (
 from sklearn.model_selection import GroupKFold, KFold, TimeSeriesSplit
 
 from skl_treeinner import TreeInnerSelector
-from skl_treeinner._engines.memory import _run, _splits
+from skl_treeinner._engines.memory import _splits
 from skl_treeinner._stats._refit_curve import choose_k, curve_standard_error, k_grid
 
 
@@ -95,36 +95,6 @@ def test_curve_matches_refits_we_did_not_write():
         )
         mean = DummyRegressor().fit(X[train], y[train]).predict(X[test])
         assert res[f"split{i}_test_score"][0] == pytest.approx(r2_score(y[test], mean))
-
-
-def _at_chance(res):
-    """The curve's best mean is within two standard errors of the intercept's."""
-    best = int(np.argmax(res["mean_test_score"]))
-    se = curve_standard_error(res)
-    return res["mean_test_score"][best] <= res["mean_test_score"][0] + 2 * se[best]
-
-
-@pytest.mark.slow
-def test_honest_curve_stays_at_chance_where_a_leaky_ranking_does_not(monkeypatch):
-    # y independent of 300 columns on 160 rows; alpha=None: the curve runs
-    # over every column with a positive inner score.
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(160, 300))
-    y = rng.normal(size=160)
-    params = dict(max_features="best", alpha=None, random_state=0)
-    honest = TreeInnerSelector(_booster(), **params).fit(X, y)
-    assert _at_chance(honest.cv_results_)
-
-    # The leaky variant: every split's ranking fitted and scored on all
-    # rows, its held-out rows included.
-    def leaky(jobs, **_):
-        rows = np.arange(y.size)
-        return [(rows, rows) for _ in jobs]
-
-    monkeypatch.setattr(_run, "inner_splits", leaky)
-    leaked = TreeInnerSelector(_booster(), **params).fit(X, y)
-    assert not _at_chance(leaked.cv_results_)
-    assert leaked.cv_results_["mean_test_score"].max() > 0.1
 
 
 def test_feature_groups_are_ranked_counted_and_kept_whole():

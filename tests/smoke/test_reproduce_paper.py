@@ -2,18 +2,17 @@
 
 import importlib.util
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_python
 
 from skl_treeinner import global_importance
 from skl_treeinner._readers import read_model
 from skl_treeinner.datasets import make_paper_simulation
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "reproduce_paper.py"
 
 
@@ -26,13 +25,7 @@ def load_script():
 
 @pytest.mark.slow
 def test_smoke_run_writes_table_and_plot(tmp_path):
-    out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--smoke", "--out-dir", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = run_python(str(SCRIPT), "--smoke", "--out-dir", str(tmp_path), cwd=ROOT)
     assert out.returncode == 0, out.stderr
     page = (tmp_path / "paper-reproduction.md").read_text()
     family = r"\| (Abs|ForestInner|Permutation|TreeInner) \| "

@@ -11,12 +11,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = Path(__file__).resolve().parent.parent / "skl_treeinner"
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = Path(__file__).resolve().parents[2] / "skl_treeinner"
 MODULES = sorted(PACKAGE.rglob("*.py"))
 
-#: The largest module the package keeps (docs/core.md, "Architecture").
-MAX_LINES = 600
 #: The most positional parameters of a function (``self``/``cls`` included).
 MAX_POSITIONAL = 6
 #: The longest function the package keeps, in lines (its docstring aside).
@@ -47,10 +45,18 @@ def _inside(path):
     return path.relative_to(PACKAGE).as_posix()
 
 
-def too_long(source: str) -> int | None:
-    """The number of lines of ``source`` if over the limit, else None."""
-    lines = source.count("\n")
-    return lines if lines > MAX_LINES else None
+def role(source: str) -> str:
+    """The first line of ``source``'s module docstring: the module's one role."""
+    doc = ast.get_docstring(ast.parse(source)) or ""
+    return doc.split("\n", 1)[0].strip()
+
+
+def unnamed_modules(package: Path) -> list[str]:
+    """The modules and folders of ``package`` its docstring does not name."""
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    parts = [p.stem for p in package.glob("*.py") if p.name != "__init__.py"]
+    parts += [p.name for p in package.iterdir() if (p / "__init__.py").is_file()]
+    return sorted(part for part in parts if part not in doc)
 
 
 def too_many_positional(source: str) -> list[str]:
@@ -83,9 +89,13 @@ def too_long_functions(source: str, module: str = "") -> list[str]:
     return found
 
 
-def test_the_checks_catch_what_they_are_for():
-    assert too_long("x = 1\n" * (MAX_LINES + 1)) == MAX_LINES + 1
-    assert too_long("x = 1\n" * MAX_LINES) is None
+def test_the_checks_catch_what_they_are_for(tmp_path):
+    assert role('"""Read the model.\n\nMore."""\nx = 1\n') == "Read the model."
+    assert role("x = 1\n") == ""
+    (tmp_path / "__init__.py").write_text('"""Holds ``_a``."""\n')
+    (tmp_path / "_a.py").write_text("")
+    (tmp_path / "_b.py").write_text("")
+    assert unnamed_modules(tmp_path) == ["_b"]
     source = "def f(a, b, c, d, e, f, g):\n    pass\n"
     assert too_many_positional(source) == ["f (line 1): 7"]
     body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
@@ -110,12 +120,36 @@ def test_modules_are_found():
     assert PACKAGE / "_selection/_selector.py" in MODULES
 
 
+# One role per module, whatever its size: every module says its role in its
+# docstring's first line, and every folder's docstring names each of its
+# modules, so that a new module is placed, with its role, where a reader looks.
 @pytest.mark.parametrize("path", MODULES, ids=_name)
-def test_no_module_over_the_size_limit(path):
-    lines = too_long(path.read_text(encoding="utf-8"))
-    assert lines is None, (
-        f"{_name(path)} has {lines} lines; split it by concern (at most {MAX_LINES})."
+def test_every_module_says_its_role(path):
+    assert role(path.read_text(encoding="utf-8")), (
+        f"{_name(path)} has no docstring saying what it is for; write its role "
+        "in one line (and split it where it has two)."
     )
+
+
+@pytest.mark.parametrize(
+    "package",
+    sorted(p.parent for p in PACKAGE.rglob("__init__.py") if p.parent != PACKAGE),
+    ids=_name,
+)
+def test_every_folder_names_its_modules(package):
+    missing = unnamed_modules(package)
+    assert not missing, (
+        f"{_name(package)}/__init__.py does not name {missing}; say in its "
+        "docstring what each is for (docs/core.md draws the folders)."
+    )
+
+
+def test_core_md_draws_every_folder_and_top_module():
+    drawing = (ROOT / "docs" / "core.md").read_text(encoding="utf-8")
+    parts = [p.name + "/" for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()]
+    parts += [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
+    missing = sorted(part for part in parts if part not in drawing)
+    assert not missing, f"docs/core.md's drawing lacks {missing}"
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 The ``pycon`` blocks of each page are one doctest, run in a temporary folder
 (the getting-started page saves a plot there).
-``python tests/test_getting_started.py`` runs the getting-started page the
+``python tests/smoke/test_getting_started.py`` runs the getting-started page the
 same way and copies its plot to ``docs/img/getting-started-scores.png``, the
 picture the page shows.
 """
@@ -20,7 +20,7 @@ import pytest
 #: Fits 21 selectors' boosters: slow (pytest -m 'not slow' skips it).
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "getting-started.md"
 README = ROOT / "README.md"
 PICTURE = ROOT / "docs" / "img" / "getting-started-scores.png"

@@ -214,7 +214,8 @@ def test_transform_before_fit_says_only_that_it_is_not_fitted():
             TreeInnerSelector().transform(pd.DataFrame({"a": [1.0, 2.0]}))
 
 
-# Found by tests/test_fuzz_input.py: errors from inside the booster or scikit-learn.
+# Found by tests/unit/test_fuzz_input.py: errors from inside the booster or
+# scikit-learn.
 @pytest.mark.parametrize("cell", ["green", "pd.NA", {"a": 1}])
 def test_object_arrays_of_non_numbers_are_refused_before_any_fit(fits, cell):
     X, y = _data()
@@ -326,7 +327,7 @@ def test_an_xgboost_classifier_with_a_base_score_near_one_is_read():
 
 
 def test_infinity_in_an_object_array_is_refused_before_any_fit(fits):
-    # Found by tests/test_fuzz_input.py: the infinity check looked at float
+    # Found by tests/unit/test_fuzz_input.py: the infinity check looked at float
     # arrays only, and XGBoost refused an object array's inf inside fit.
     X, y = _data()
     X = X.astype(object)

@@ -184,7 +184,7 @@ def test_treeshap_residuals_use_the_kernels_too(name, monkeypatch):
     _numpy(monkeypatch)
     reference = tree_inner(model, X, y, attribution="treeshap", per_iteration=True)
     # XGBoost's TreeSHAP by leaf patterns is computed in float64 from float32
-    # covers, the booster's own in float32 (tests/test_treeshap_patterns.py).
+    # covers, the booster's own in float32 (tests/unit/test_treeshap_patterns.py).
     rtol = 1e-5 if name.startswith("xgb") else 1e-9
     scale = np.abs(reference).max()
     np.testing.assert_allclose(fused, reference, rtol=rtol, atol=rtol * 0.1 * scale)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xgboost as xgb
+from conftest import run_python
 
 from skl_treeinner import TreeInnerSelector
 from skl_treeinner._cli._main import main
@@ -24,7 +25,7 @@ from skl_treeinner._engines._plan import selection_seeds
 
 pd = pytest.importorskip("pandas")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FAST = ["--n-estimators", "20", "--learning-rate", "0.3", "--cv", "3"]
 
 
@@ -513,10 +514,7 @@ def test_version(capsys):
 # -- the real programs -----------------------------------------------------------
 @pytest.mark.slow
 def test_help_of_python_m():
-    out = subprocess.run(
-        [sys.executable, "-m", "skl_treeinner", "select", "--help"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    out = run_python('-m', 'skl_treeinner', 'select', '--help', cwd=ROOT)  # fmt: skip
     assert out.returncode == 0
     for text in ("--target", "--categorical", "--out-data", "examples:",
                  "how it works"):  # fmt: skip

@@ -271,7 +271,7 @@ def test_ci_lowest_constraints_are_the_pyproject_floors():
     from pathlib import Path
 
     tomllib = pytest.importorskip("tomllib")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     floors = {}
     for spec in [
