@@ -24,17 +24,15 @@ rows again with each unit's values drawn, one pass per unit and draw.
 from __future__ import annotations
 
 import warnings
-from typing import NamedTuple
 
 import numpy as np
 from scipy import sparse
 
 from .._kernels._backend import kernels_for
 from .._kernels._row_blocks import in_threads as _in_threads
-from ._sums import final_margins, row_terms, treeshap_terms_of
+from ._sums import HeldOutTerms, final_margins, row_terms, treeshap_terms_of
 
 __all__ = [
-    "ColumnTerms",
     "DRAWS",
     "column_terms",
     "draw_sources",
@@ -387,23 +385,6 @@ def noise_of_channels(objective, margins, ys, terms_at):
     return np.maximum(first - second**2, 0.0), np.ones(n), np.ones(n)
 
 
-class ColumnTerms(NamedTuple):
-    """One model's held-out rows as the test of a column needs them."""
-
-    #: (n, n_columns): each row's TreeInner terms (the scores' summands).
-    terms: np.ndarray
-    #: (n, n_columns): the terms less their resampled mean (what is tested).
-    tested: np.ndarray
-    #: The noise floor of ``tested`` (``(a2v, resid2, var)``), or None.
-    noise: tuple | None
-    #: (n_columns,): the resampled terms' sum (the score with no tie to y).
-    null: np.ndarray
-    #: (n, n_groups) and its noise: the groups' members resampled together,
-    #: or None without groups.
-    group_tested: np.ndarray | None = None
-    group_noise: tuple | None = None
-
-
 def column_terms(reader, X, n, y, w, *, attribution, into, feature_groups, seed):
     """Each row's terms and their paired differences with the column resampled.
 
@@ -422,7 +403,7 @@ def column_terms(reader, X, n, y, w, *, attribution, into, feature_groups, seed)
 
     Returns
     -------
-    ColumnTerms
+    HeldOutTerms
         Per input column (the Pipeline's output columns of one input column
         are drawn together), and per feature group (its members drawn
         together; a group of one column is that column).
@@ -442,7 +423,7 @@ def column_terms(reader, X, n, y, w, *, attribution, into, feature_groups, seed)
     diffs = [z - drawn[c] for c, z in enumerate(at)]
     margins = final_margins(reader, X, n) if len(ys) > 1 else None
     noise = noise_of_channels(ens.objective, margins, ys, diffs)
-    out = ColumnTerms(at[0], diffs[0], noise, drawn[0].sum(axis=0))
+    out = HeldOutTerms(at[0], noise, tested=diffs[0], null=drawn[0].sum(axis=0))
     if feature_groups is None:
         return out
     group_sums = feature_groups.sums

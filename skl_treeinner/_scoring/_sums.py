@@ -20,6 +20,8 @@ this module and nothing here imports an engine.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy import sparse
 
@@ -29,6 +31,7 @@ from .._readers._base import n_rows
 from .._utils._progress import progress
 
 __all__ = [
+    "HeldOutTerms",
     "leaf_residual_sums",
     "partial_sums",
     "predecomp_row_terms",
@@ -46,6 +49,33 @@ __all__ = [
     "shaped",
     "treeshap_terms",
 ]
+
+
+class HeldOutTerms(NamedTuple):
+    """One model's held-out rows, scored: what a split gives the test.
+
+    Every engine's scoring of a split (or a partition) returns one, for the
+    test of the model's use (``terms`` and ``noise``) and for the test of a
+    column (also ``tested``, ``null`` and, with feature groups, the groups').
+    """
+
+    #: (n, n_columns): each row's TreeInner terms; their column sums are the
+    #: scores.
+    terms: np.ndarray
+    #: The target's noise in what is tested (``(a2v, resid2, var)``,
+    #: :func:`row_noise`): in ``terms`` for the test of the model's use, in
+    #: ``tested`` for the test of a column; or None.
+    noise: tuple | None
+    #: The same noise of the feature groups' sums, or None.
+    group_noise: tuple | None = None
+    #: The test of a column: the terms less their mean with the column's
+    #: values drawn from other held-out rows (what is tested), or None.
+    tested: np.ndarray | None = None
+    #: The same of the feature groups (members drawn together), or None.
+    group_tested: np.ndarray | None = None
+    #: (n_columns,): the drawn terms' sums (the score with no tie to y), or
+    #: None.
+    null: np.ndarray | None = None
 
 
 def predecomp_rows(reader, X, n):

@@ -214,14 +214,14 @@ def test_inner_splits_keep_groups_apart_and_time_in_order():
     )
     for job, (fit_rows, ranked) in zip(jobs, pairs, strict=True):
         assert np.intersect1d(groups[fit_rows], groups[ranked]).size == 0
-        assert np.intersect1d(np.union1d(fit_rows, ranked), job.test).size == 0
+        assert np.intersect1d(np.union1d(fit_rows, ranked), job.held_out).size == 0
     splits = list(TimeSeriesSplit(3).split(np.zeros((n, 1))))
     jobs = [_splits.SplitJob(i, tr, te) for i, (tr, te) in enumerate(splits)]
     pairs = _splits.inner_splits(
         jobs, y=y, classifier=False, labels=None, groups=None, ordered=True, seed=0
     )
     for job, (fit_rows, ranked) in zip(jobs, pairs, strict=True):
-        assert fit_rows.max() < ranked.min() and ranked.max() < job.test.min()
+        assert fit_rows.max() < ranked.min() and ranked.max() < job.held_out.min()
 
 
 def test_k_grid_is_dense_where_curves_bend():

@@ -33,14 +33,14 @@ def _share(rng, rows, fraction):
 
 #: The rows of split j a task may take: fitted on, stopped early on, held
 #: out; and the same of the refit curve's inner split of j's training rows.
-ROLES = ("fit", "stop", "test", "inner-fit", "inner-stop", "inner-test")
+ROLES = ("fit", "stop", "held-out", "inner-fit", "inner-stop", "inner-held-out")
 
 
 class Codes:
     """Which split holds out each row of one partition, and which rows stop early.
 
     ``fold[i]``: the split that scores row i (``cv=k``: k folds of about
-    equal size; ``n_folds=None``: fold 0, about ``test_fraction`` of the rows,
+    equal size; ``n_folds=None``: fold 0, about ``held_out_fraction`` of the rows,
     is held out and fold 1 fitted on). ``stopping(j)``: the rows split j sets
     aside from its training part for early stopping, about ``es_fraction`` of
     them, drawn for each split on its own (as the in-memory selector does).
@@ -57,7 +57,7 @@ class Codes:
         *,
         seed,
         n_folds,
-        test_fraction,
+        held_out_fraction,
         es_fraction,
         stratify,
         chained=False,
@@ -72,7 +72,7 @@ class Codes:
                     np.arange(rows.size) + rng.integers(n_folds)
                 ) % n_folds
             else:
-                self.fold[_share(rng, rows, test_fraction)] = 0
+                self.fold[_share(rng, rows, held_out_fraction)] = 0
         self._values, self._stratify, self._chained = values, stratify, chained
         self._seed, self._number, self._es_fraction = seed, number, es_fraction
 
@@ -111,13 +111,13 @@ class Codes:
 
     def role(self, j, role: str) -> np.ndarray:
         """Boolean mask of split j's rows of a :data:`ROLES` role."""
-        if role == "test":
+        if role == "held-out":
             return self.fold == (j + 1 if self._chained else j)
         training = self.training(j)
         stopping = self.stopping(j)
         if role.startswith("inner-"):
             ranked = self.ranked(j)
-            if role == "inner-test":
+            if role == "inner-held-out":
                 return training & ranked
             training &= ~ranked
             role = role[len("inner-") :]
@@ -222,9 +222,9 @@ def _partition_summary(X, y, w, codes, n_classes, n_splits):
     cls = y.astype(np.int64) if n_classes > 1 else np.zeros(y.shape[0], np.int64)
     counts = np.zeros((n_splits, 3, n_classes), dtype=np.int64)
     for j in range(n_splits):
-        test = codes.role(j, "test")
-        role = np.where(test, 0, np.where(codes.stopping(j), 2, 1))
-        used = test | codes.training(j)  # chained folds leave the later ones out
+        held_out = codes.role(j, "held-out")
+        role = np.where(held_out, 0, np.where(codes.stopping(j), 2, 1))
+        used = held_out | codes.training(j)  # chained folds leave the later ones out
         np.add.at(counts[j], (role[used], cls[used]), 1)
     bad_y = int(np.count_nonzero(~np.isfinite(y))) if y.dtype.kind in "fc" else 0
     held = codes.held_out(n_splits)
@@ -268,10 +268,10 @@ def check_rows(counts, scored, *, labels, what, prefit=False):
                 "every class needs a row to fit on and one to score on. Drop or "
                 "merge the rarest classes."
             )
-    for j, (test, fit, _) in enumerate(counts):
-        if test.sum() < MIN_SPLIT_ROWS:
+    for j, (held_out, fit, _) in enumerate(counts):
+        if held_out.sum() < MIN_SPLIT_ROWS:
             raise ValueError(
-                f"Split {j} would score on {int(test.sum())} held-out row(s); "
+                f"Split {j} would score on {int(held_out.sum())} held-out row(s); "
                 f"each split needs at least {MIN_SPLIT_ROWS}. Pass more rows, a "
                 "larger validation_fraction, or fewer splits."
             )
@@ -283,7 +283,7 @@ def check_rows(counts, scored, *, labels, what, prefit=False):
             )
         if not classifier:
             continue
-        if np.count_nonzero(test) < 2:
+        if np.count_nonzero(held_out) < 2:
             raise ValueError(
                 f"The held-out rows of split {j} hold a single class, so "
                 "TreeInner cannot tell features apart on them. Pass more rows "

@@ -34,7 +34,7 @@ def _partition_predictions(X, y, w, codes, job):
     would; no Dask collection is predicted on.
     """
     reader, j, columns, classifier = job
-    rows = np.flatnonzero(codes.role(j, "test"))
+    rows = np.flatnonzero(codes.role(j, "held-out"))
     X_rows = _safe_indexing(_safe_indexing(X, rows), list(columns), axis=1)
     margin = np.asarray(reader.raw_margin(X_rows)).reshape(rows.size, -1)
     objective = reader.ensemble.objective
@@ -71,7 +71,7 @@ def held_out_score(dask, est, rows, j, columns, scoring) -> float:
 def _partition_targets(X, y, w, codes, j):
     """One partition's targets and weights of split j's training and held-out rows."""
     out = []
-    for mask in (codes.training(j), codes.role(j, "test")):
+    for mask in (codes.training(j), codes.role(j, "held-out")):
         rows = np.flatnonzero(mask)
         w_rows = None if w is None else np.asarray(_safe_indexing(w, rows))
         out.append((np.asarray(_safe_indexing(y, rows)), w_rows))
@@ -81,7 +81,7 @@ def _partition_targets(X, y, w, codes, j):
 def intercept_score(dask, rows, j, scoring) -> float:
     """Score the model of no feature (the prior or mean of j's training rows)."""
     parts = dask.compute(*rows.tasks(dask, _partition_targets, j))
-    (y_train, w_train), (y_test, w_test) = (
+    (y_train, w_train), (y_held, w_held) = (
         (
             np.concatenate([part[i][0] for part in parts]),
             None
@@ -92,5 +92,5 @@ def intercept_score(dask, rows, j, scoring) -> float:
     )
     if scoring.labels is not None:
         y_train = scoring.labels[y_train.astype(np.int64)]
-        y_test = scoring.labels[y_test.astype(np.int64)]
-    return score_intercept(scoring, y_train, w_train, y_test, w_test)
+        y_held = scoring.labels[y_held.astype(np.int64)]
+    return score_intercept(scoring, y_train, w_train, y_held, w_held)

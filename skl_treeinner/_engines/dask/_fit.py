@@ -144,7 +144,7 @@ def _partition_moments(X, y, w, codes, scoring):
     """Per split: the :class:`Moments` of the per-row terms of its held-out rows.
 
     ``scoring`` is ``(readers, attribution, feature_groups, role,
-    resample_seed)``, the role ``"test"``, or ``"inner-test"`` for the refit
+    resample_seed)``, the role ``"held-out"``, or ``"inner-held-out"`` for the refit
     curve's rankings. Per split, a list: the columns' moments and, with
     ``feature_groups``, the groups'; with ``resample_seed`` (the test of a
     column, its rows resampled within the partition) those of the tested
@@ -197,7 +197,7 @@ def _score(
     n_features_in,
     feature_groups,
     *,
-    role="test",
+    role="held-out",
     resample_seed=None,
 ):
     """Score every split on its held-out rows in one pass over the partitions.
@@ -317,7 +317,7 @@ class DaskRun(SplitRun):
         self.fit_kwargs = {"plan_params": {}, "es_reader": None, "weighted": False}
         if plan.prefit:
             self.n_splits, what = 1, "prefit=True"
-            draw = {"n_folds": None, "test_fraction": 1.0}
+            draw = {"n_folds": None, "held_out_fraction": 1.0}
         else:
             self.n_splits, what, draw = self._fit_setup()
         es_reader = self.fit_kwargs["es_reader"]
@@ -361,9 +361,13 @@ class DaskRun(SplitRun):
         }
         if plan.cv is None:
             what = f"validation_fraction={plan.validation_fraction}"
-            return 1, what, {"n_folds": None, "test_fraction": plan.validation_fraction}
+            return (
+                1,
+                what,
+                {"n_folds": None, "held_out_fraction": plan.validation_fraction},
+            )
         n_splits = int(plan.cv)
-        draw = {"n_folds": n_splits, "test_fraction": plan.validation_fraction}
+        draw = {"n_folds": n_splits, "held_out_fraction": plan.validation_fraction}
         if plan.chained:  # fold j + 1 held out by split j, fitted on folds 0..j
             draw["chained"] = True
             return n_splits - 1, f"cv={plan.cv} (chained)", draw
@@ -431,7 +435,7 @@ class DaskRun(SplitRun):
             **how,
         )
 
-    def _score(self, estimators, role="test"):
+    def _score(self, estimators, role="held-out"):
         return _score(
             self.dask,
             estimators,
@@ -475,7 +479,7 @@ class DaskRun(SplitRun):
                 unit="split",
             )
         ]
-        scored = self._score(rankers, "inner-test")
+        scored = self._score(rankers, "inner-held-out")
         return [_moments_tests(sets, self.fgroups) for sets in scored]
 
     def refit_scores(self, points, scoring):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import clone
@@ -26,7 +25,7 @@ from threadpoolctl import threadpool_limits
 from ..._readers import read_model, reader_class
 from ..._scoring._permutation import column_terms
 from ..._scoring._pipeline_columns import input_columns
-from ..._scoring._sums import gradient_ratio, terms_and_noise
+from ..._scoring._sums import HeldOutTerms, gradient_ratio, terms_and_noise
 from ..._stats._refit_curve import Decoded, score_intercept, score_refit
 from ..._utils._progress import progress, write_line
 from .._plan import FitSetup, final_step
@@ -42,7 +41,6 @@ __all__ = [
     "run_refits",
     "run_splits",
     "score_features",
-    "Scored",
 ]
 
 
@@ -78,29 +76,6 @@ def _fit(est, setup: FitSetup, job: SplitJob) -> None:
     final.fit(X_fit, y_fit, **params, **es_params)
 
 
-class Scored(NamedTuple):
-    """One model's per-row terms on its held-out rows, and their target noise."""
-
-    #: (n_rows, n_features_in): ``tree_inner(..., per_sample=True)`` mapped
-    #: back to the input features; its column sums are the scores.
-    terms: np.ndarray
-    #: :func:`~skl_treeinner._scoring._sums.row_noise` mapped the same way
-    #: (``a2v`` of shape (n_rows, n_features_in), ``resid2`` and ``var`` of
-    #: shape (n_rows,)), or None.
-    noise: tuple | None
-    #: The same noise of the feature groups' sums (``a2v`` of shape
-    #: (n_rows, n_groups)), or None (no groups, or no noise model).
-    group_noise: tuple | None = None
-    #: The test of a column (``test="column"``): the per-row terms less
-    #: their mean with the column resampled (what is tested, in place of
-    #: ``terms``; ``noise`` is then theirs), the groups' likewise (members
-    #: resampled together) and the resampled terms' sums per column; None
-    #: for the test of the model's use (``test="model"``).
-    tested: np.ndarray | None = None
-    group_tested: np.ndarray | None = None
-    null: np.ndarray | None = None
-
-
 def score_features(
     est,
     X,
@@ -113,37 +88,36 @@ def score_features(
     feature_groups=None,
     verbose=0,
     resample_seed=None,
+    reader=None,
 ):
     """Per-row TreeInner terms of every input feature of ``est`` on (X, y).
 
-    Returns a :class:`Scored`: the per-row terms mapped back to the input
-    features (a Pipeline's output columns added into the input column they
-    come from, :func:`~skl_treeinner._scoring._pipeline_columns.input_columns`) and
-    the target's noise in them (the test's floor), also of the sums of
-    ``feature_groups`` (a :class:`~skl_treeinner._stats._feature_groups.FeatureGroups`)
-    where given. With ``resample_seed`` (the test of a column), also the
-    terms' paired differences with each column resampled among these rows
+    Returns a :class:`~skl_treeinner._scoring._sums.HeldOutTerms`: the
+    per-row terms mapped back to the input features (a Pipeline's output
+    columns added into the input column they come from,
+    :func:`~skl_treeinner._scoring._pipeline_columns.input_columns`) and the
+    target's noise in them (the test's floor), also of the sums of
+    ``feature_groups``
+    (a :class:`~skl_treeinner._stats._feature_groups.FeatureGroups`) where
+    given. With ``resample_seed`` (the test of a column), also the terms'
+    paired differences with each column resampled among these rows
     (:func:`~skl_treeinner._scoring._permutation.column_terms`), seeded by it.
+    ``reader``: the booster's, where the caller has read it already.
     """
     into = pre = None
     if isinstance(est, Pipeline) and len(est.steps) > 1:
-        pre, model = est[:-1], est.steps[-1][1]
+        pre = est[:-1]
         X = pre.transform(X)
-    else:
-        model = final_step(est)
-    reader = read_model(model)
+    if reader is None:
+        reader = read_model(final_step(est))
     X, n, y_rows, w = reader.rows(X, y, sample_weight)
     if pre is not None:
         width = reader.ensemble.n_features
         into = input_columns(pre, width, n_features_in, feature_names_in)
     if resample_seed is not None:
-        got = column_terms(
+        return column_terms(
             reader, X, n, y_rows, w, attribution=attribution, into=into,
             feature_groups=feature_groups, seed=resample_seed,
-        )  # fmt: skip
-        return Scored(
-            got.terms, got.noise, got.group_noise, got.tested, got.group_tested,
-            got.null,
         )  # fmt: skip
     sums = [into]
     if feature_groups is not None:
@@ -154,7 +128,8 @@ def score_features(
         reader, X, n, y_rows, w, attribution=attribution, sums=sums, verbose=verbose
     )
     terms = raw if into is None else into(raw)
-    return Scored(terms, noise[0], noise[1] if feature_groups is not None else None)
+    group_noise = noise[1] if feature_groups is not None else None
+    return HeldOutTerms(terms, noise[0], group_noise)
 
 
 def clone_estimator(estimator):
@@ -200,7 +175,7 @@ DIVERGED_RATIO = 1.01
 CONVERGENCE_ROWS = 2000
 
 
-def check_converged(est, setup: FitSetup, job: SplitJob) -> None:
+def check_converged(est, setup: FitSetup, job: SplitJob, *, reader=None) -> None:
     """Refuse a booster worse on its own training rows than its intercept alone.
 
     Boosting brings the training rows' gradients down; where Σ w g² at the
@@ -213,7 +188,8 @@ def check_converged(est, setup: FitSetup, job: SplitJob) -> None:
     with the loss: for gamma, g = 1 - y/μ, and a good fit can raise it.
     """
     final = final_step(est)
-    reader = read_model(final)
+    if reader is None:
+        reader = read_model(final)
     if not reader.ensemble.objective.gradient_is_residual:
         return  # Σ g² tracks the loss only where g is (mean - y)
     rows = job.train
@@ -239,8 +215,9 @@ def check_converged(est, setup: FitSetup, job: SplitJob) -> None:
 def fit_and_score(setup: FitSetup, job: SplitJob):
     """Fit a clone on one split's training rows and score its held-out rows.
 
-    Returns the split's index, the fitted clone, its :class:`Scored` held-out
-    rows and the seconds it took.
+    Returns the split's index, the fitted clone, its held-out rows scored
+    (:class:`~skl_treeinner._scoring._sums.HeldOutTerms`) and the seconds it
+    took.
     """
     start = time.perf_counter()
     est = clone_estimator(setup.estimator)
@@ -248,23 +225,25 @@ def fit_and_score(setup: FitSetup, job: SplitJob):
     reader_class(final).prepare_estimator(final, setup.X if final is est else None)
     if setup.threads is not None:
         _set_threads(est, setup.threads)
-    w_test = None if setup.sample_weight is None else setup.sample_weight[job.test]
+    w_held = None if setup.sample_weight is None else setup.sample_weight[job.held_out]
     # OpenMP's limit is per thread; BLAS's is per process and is set once by
     # run_splits (splits may run in threads here).
     with threadpool_limits(limits=setup.threads, user_api="openmp"):
         _fit(est, setup, job)
-        check_converged(est, setup, job)
+        reader = read_model(final_step(est))  # read once, for the check and scoring
+        check_converged(est, setup, job, reader=reader)
         scored = score_features(
             est,
-            _safe_indexing(setup.X, job.test),
-            setup.y[job.test],
-            sample_weight=w_test,
+            _safe_indexing(setup.X, job.held_out),
+            setup.y[job.held_out],
+            sample_weight=w_held,
             attribution=setup.attribution,
             n_features_in=setup.n_features_in,
             feature_names_in=setup.feature_names_in,
             feature_groups=setup.feature_groups,
             verbose=setup.verbose,
             resample_seed=resample_seed(setup.resample_seed, job.index),
+            reader=reader,
         )
     return job.index, est, scored, time.perf_counter() - start
 
@@ -281,9 +260,9 @@ def resample_seed(seed, index):
 def run_splits(setup: FitSetup, jobs, *, n_jobs, verbose, name):
     """Fit and score every split, in parallel if asked; results in split order.
 
-    Returns the fitted estimators and, per split, its :class:`Scored`
-    held-out rows (per-row terms, whose column sums are the split's scores,
-    and their target noise).
+    Returns the fitted estimators and, per split, its held-out rows scored
+    (:class:`~skl_treeinner._scoring._sums.HeldOutTerms`: per-row terms, whose
+    column sums are the split's scores, and their target noise).
     ``name`` prefixes the progress bar and lines (the selector's class name).
     """
     final = final_step(setup.estimator)
@@ -332,7 +311,7 @@ def run_splits(setup: FitSetup, jobs, *, n_jobs, verbose, name):
                 write_line(
                     bar,
                     f"[{name}] split {i + 1}/{len(jobs)}: fitted on {fitted_on}, "
-                    f"scored on {job.test.size} held-out rows, {seconds:.1f}s",
+                    f"scored on {job.held_out.size} held-out rows, {seconds:.1f}s",
                 )
     estimators = [done[i][0] for i in range(len(jobs))]
     scored = [done[i][1] for i in range(len(jobs))]
@@ -351,15 +330,15 @@ def refit_and_score(setup: FitSetup, job: SplitJob, columns, scoring):
     """
     labels = scoring.labels
     y, w = setup.y, setup.sample_weight
-    y_test = y[job.test] if labels is None else labels[y[job.test]]
-    w_test = None if w is None else w[job.test]
+    y_held = y[job.held_out] if labels is None else labels[y[job.held_out]]
+    w_held = None if w is None else w[job.held_out]
     if len(columns) == 0:
         rows = job.train
         if job.es_rows is not None:
             rows = np.concatenate([rows, job.es_rows])
         y_rows = y[rows] if labels is None else labels[y[rows]]
         w_rows = None if w is None else w[rows]
-        return score_intercept(scoring, y_rows, w_rows, y_test, w_test)
+        return score_intercept(scoring, y_rows, w_rows, y_held, w_held)
     sub = dataclasses.replace(
         setup,
         X=_safe_indexing(setup.X, columns, axis=1),
@@ -385,8 +364,8 @@ def refit_and_score(setup: FitSetup, job: SplitJob, columns, scoring):
                 "make_column_selector); or choose k yourself (max_features=int)."
             ) from e
         model = est if labels is None else Decoded(est, labels)
-        X_test = _safe_indexing(sub.X, job.test)
-        return score_refit(scoring.scorer, model, X_test, y_test, w_test)
+        X_held = _safe_indexing(sub.X, job.held_out)
+        return score_refit(scoring.scorer, model, X_held, y_held, w_held)
 
 
 def _subset_fit_params(setup: FitSetup, columns):

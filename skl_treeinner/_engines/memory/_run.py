@@ -48,8 +48,8 @@ class _Pooled(NamedTuple):
     groups: object
 
 
-def _unit_tests(pooled: _Pooled, tests, scored, *, units, fgroups) -> UnitTests:
-    """Test the splits' ``scored`` rows ``tests``, pooled into the test's units.
+def _unit_tests(pooled: _Pooled, held_out, scored, *, units, fgroups) -> UnitTests:
+    """Test the splits' ``scored`` rows ``held_out``, pooled into the test's units.
 
     The per-row terms of all splits are pooled into the units (rows, groups
     or time blocks; a row scored by several splits enters once), the
@@ -59,12 +59,12 @@ def _unit_tests(pooled: _Pooled, tests, scored, *, units, fgroups) -> UnitTests:
     column = scored[0].tested is not None  # the test of a column
     tested = [part.tested for part in scored] if column else contributions
     rows = _inference.pool_rows(
-        pooled.n_rows, tests, tested, pooled.weight, pooled.groups
+        pooled.n_rows, held_out, tested, pooled.weight, pooled.groups
     )
     summed = None
     if fgroups is not None and column:  # members resampled together
         summed = _inference.pool_rows(
-            pooled.n_rows, tests, [part.group_tested for part in scored],
+            pooled.n_rows, held_out, [part.group_tested for part in scored],
             pooled.weight, pooled.groups,
         )  # fmt: skip
     elif fgroups is not None:
@@ -81,14 +81,14 @@ def _unit_tests(pooled: _Pooled, tests, scored, *, units, fgroups) -> UnitTests:
     scale = group_scale = None
     if column:
         terms = _inference.pool_rows(
-            pooled.n_rows, tests, contributions, pooled.weight, pooled.groups
+            pooled.n_rows, held_out, contributions, pooled.weight, pooled.groups
         )
         scale = np.abs(terms).max(axis=0, initial=0.0)
         if fgroups is not None:
             group_scale = np.abs(fgroups.sums(terms)).max(axis=0, initial=0.0)
     test = _inference.one_sided_test(
         rows,
-        _inference.pool_noise(pooled.n_rows, tests, noise, pooled.weight),
+        _inference.pool_noise(pooled.n_rows, held_out, noise, pooled.weight),
         scale,
     )
     group_test = None
@@ -96,7 +96,7 @@ def _unit_tests(pooled: _Pooled, tests, scored, *, units, fgroups) -> UnitTests:
         noise = [part.group_noise for part in scored]
         group_test = _inference.one_sided_test(
             summed,
-            _inference.pool_noise(pooled.n_rows, tests, noise, pooled.weight),
+            _inference.pool_noise(pooled.n_rows, held_out, noise, pooled.weight),
             group_scale,
         )
     split_scores = np.vstack([z.sum(axis=0) for z in contributions])
@@ -115,8 +115,8 @@ class PrefitRun(SplitRun):
         self.plan, self.checked, self.fgroups = plan, checked, fgroups
         self.seed = plan.split_seed if plan.test == "column" else None
         rows = checked.rows
-        self.tests = [np.arange(rows.y.shape[0])]
-        check_scoring_rows(self.tests, rows.weight)
+        self.held_out = [np.arange(rows.y.shape[0])]
+        check_scoring_rows(self.held_out, rows.weight)
 
     def fit_and_score(self):
         """Score a copy of the prefit model on every row."""
@@ -143,7 +143,7 @@ class PrefitRun(SplitRun):
         )
         pooled = _Pooled(rows.y.shape[0], rows.weight, groups)
         return _unit_tests(
-            pooled, self.tests, scored, units=units, fgroups=self.fgroups
+            pooled, self.held_out, scored, units=units, fgroups=self.fgroups
         )
 
 
@@ -188,7 +188,7 @@ class CrossFitRun(SplitRun):
             es_reader=self.setup.es_reader,
             seeds=plan.rng.randint(2**31 - 1, size=len(self.splits)),
         )
-        check_scoring_rows([job.test for job in self.jobs], rows.weight)
+        check_scoring_rows([job.held_out for job in self.jobs], rows.weight)
         # What each split's copy is told, refused here first.
         copy = clone_estimator(base)
         final = final_step(copy)
@@ -223,9 +223,9 @@ class CrossFitRun(SplitRun):
 
     def test(self, scored):
         """Pool all splits' held-out rows into the test's units and test them."""
-        tests = [job.test for job in self.jobs]
+        held_out = [job.held_out for job in self.jobs]
         return _unit_tests(
-            self.pooled, tests, scored, units=self.units, fgroups=self.fgroups
+            self.pooled, held_out, scored, units=self.units, fgroups=self.fgroups
         )
 
     def rankings(self):
@@ -253,7 +253,7 @@ class CrossFitRun(SplitRun):
         _, scored = self._run(inner, f"{plan.name} (refit curve's rankings)", setup)
         return [
             _unit_tests(
-                self.pooled, [job.test], [part], units=units, fgroups=self.fgroups
+                self.pooled, [job.held_out], [part], units=units, fgroups=self.fgroups
             )
             for job, part in zip(inner, scored, strict=True)
         ]

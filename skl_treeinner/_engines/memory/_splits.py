@@ -46,7 +46,7 @@ class SplitJob:
     #: Rows the booster is fitted on.
     train: np.ndarray
     #: Held-out rows the features are scored on.
-    test: np.ndarray
+    held_out: np.ndarray
     #: Rows set aside from ``train``'s part for early stopping, or ``None``.
     es_rows: np.ndarray | None = None
 
