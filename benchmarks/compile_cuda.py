@@ -1,6 +1,6 @@
 """Compile the GPU kernels for a real GPU, on a machine without one.
 
-The tests run ``skl_treeinner._kernels.cuda._residuals`` and ``_cuda_treeshap`` on
+The tests run ``skl_treeinner._kernels.cuda._residuals`` and ``_treeshap`` on
 numba's CUDA simulator, which runs Python and would accept code that
 numba-cuda cannot compile for a device. This script compiles every kernel to
 PTX for a compute capability (9.0, an H100, by default) with the real CUDA

@@ -80,16 +80,16 @@ def _numba():
     # The compiled kernels, imported on first use (numba's import takes a
     # fraction of a second); the ImportError names the extra.
     import_optional("numba", extra="numba", purpose=f"{ENV_VAR}=numba")
-    from .cpu import _residuals as _numba_kernels
+    from .cpu import _residuals as cpu_residuals
 
-    return _numba_kernels
+    return cpu_residuals
 
 
-def _numba_treeshap():
+def _cpu_treeshap():
     # TreeSHAP by leaf patterns, compiled likewise (only where _numba() ran).
-    from .cpu import _treeshap as _numba_treeshap
+    from .cpu import _treeshap as _cpu_treeshap
 
-    return _numba_treeshap
+    return _cpu_treeshap
 
 
 def effective_threads(requested: int | None = None) -> int:
@@ -361,7 +361,7 @@ class Kernels:
 
     def _treeshap(self, X, leaves, residual, per_row):
         # residual: (C, n_trees, rows), C-contiguous float64.
-        ts = _numba_treeshap()
+        ts = _cpu_treeshap()
         ens = self.ensemble
         leaves = np.ascontiguousarray(leaves, dtype=np.int64)
         channels = residual.shape[0]

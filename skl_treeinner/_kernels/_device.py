@@ -134,15 +134,15 @@ class _OnDevice:
     def __init__(self, kernels: Kernels):
         from numba import cuda
 
-        from .cuda import _residuals as _cuda_kernels
+        from .cuda import _residuals as cuda_residuals
 
         ens = kernels.ensemble
-        if ens.n_outputs > _cuda_kernels.MAX_OUTPUTS:
+        if ens.n_outputs > cuda_residuals.MAX_OUTPUTS:
             raise ValueError(
-                f"the device kernels keep at most {_cuda_kernels.MAX_OUTPUTS} "
+                f"the device kernels keep at most {cuda_residuals.MAX_OUTPUTS} "
                 f"outputs, not {ens.n_outputs}"
             )
-        self.cuda, self.k = cuda, _cuda_kernels
+        self.cuda, self.k = cuda, cuda_residuals
         self.n_nodes, self.n_features = ens.n_nodes, ens.n_features
         on = cuda.to_device
         value, intercept, indptr, group, code, params = kernels._walk
@@ -236,7 +236,7 @@ class _ShapLayout:
     """A model's leaves on the device for TreeSHAP by leaf patterns.
 
     Every leaf whose path splits, flat (:func:`~skl_treeinner.\
-_numba_device_shap.flat_leaves`); for TreeSHAP per row, the table of every
+_device_layout.flat_leaves`); for TreeSHAP per row, the table of every
     leaf's Shapley vector per pattern, built on first use.
     """
 
@@ -304,12 +304,12 @@ _numba_device_shap.flat_leaves`); for TreeSHAP per row, the table of every
 
     def per_row(self, X, leaves, res, misrouted):
         """Each row's TreeSHAP terms: (targets, rows, features), on the host."""
-        from .cuda import _residuals as _cuda_kernels
-        from .cuda import _treeshap as _cuda_treeshap
+        from .cuda import _residuals as cuda_residuals
+        from .cuda import _treeshap as cuda_treeshap
 
         n = leaves.shape[0]
         out = self.cuda.device_array((res.shape[0], n, self.n_features))
-        _cuda_treeshap.row_patterns[_cuda_kernels.launch(n)](
+        cuda_treeshap.row_patterns[cuda_residuals.launch(n)](
             X, leaves, res, self.inv_lr, self.tree_leaves, self.leaf_node_on,
             *self.paths, self.n_unique_on, self.uniq_on, *self.table, *self.rule,
             out, misrouted,
@@ -319,8 +319,8 @@ _numba_device_shap.flat_leaves`); for TreeSHAP per row, the table of every
     def summed(self, X, leaves, res, out, misrouted) -> None:
         """out[c, round, k] += the terms summed over rows, leaves in groups."""
         from ._device_layout import fold_counts
-        from .cuda import _residuals as _cuda_kernels
-        from .cuda import _treeshap as _cuda_treeshap
+        from .cuda import _residuals as cuda_residuals
+        from .cuda import _treeshap as cuda_treeshap
 
         starts, n_leaves = self.starts, self.n_unique.shape[0]
         first = 0
@@ -330,7 +330,7 @@ _numba_device_shap.flat_leaves`); for TreeSHAP per row, the table of every
             counts = self.cuda.device_array(
                 (res.shape[0], starts[last] - starts[first])
             )
-            _cuda_treeshap.pattern_counts[_cuda_kernels.launch(last - first)](
+            cuda_treeshap.pattern_counts[cuda_residuals.launch(last - first)](
                 X, leaves, res, self.inv_lr, first, self.leaf_tree_on,
                 self.leaf_node_on, *self.paths, self.n_unique_on, self.starts_on,
                 *self.rule, counts, misrouted,

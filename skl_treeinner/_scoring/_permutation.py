@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 #: A kernel's status when a row's leaf by the split rule is not the booster's
-#: (``_numba_permute.MISROUTED`` and ``_numba_permute_shap``'s, without
+#: (``_kernels.cpu._permute.MISROUTED`` and ``_kernels.cpu._permute_shap``'s, without
 #: importing numba here).
 MISROUTED = 2
 

@@ -148,7 +148,7 @@ def test_inputs_and_models_the_rule_does_not_cover_use_the_booster(monkeypatch):
 @pytest.mark.slow
 def test_paths_over_many_features_equal_xgboost_per_round():
     # Depth-14 trees on 14 columns: paths split on up to 14 distinct features,
-    # beyond what the tables take (_numba_treeshap._dense): their rows are sorted
+    # beyond what the tables take (_kernels.cpu._treeshap._dense): their rows are sorted
     # by pattern and each pattern evaluated once. XGBoost's TreeSHAP refused.
     X, y = make_data(n=600, p=14, seed=34)
     y = y + X @ np.linspace(1, 2, 14)

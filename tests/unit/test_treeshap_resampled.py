@@ -1,10 +1,10 @@
 """The TreeSHAP resampling kernel's algebra: a unit's value as its o bits change.
 
 The kernel (``_numba_permute_shap``) computes, once per row and leaf, moments
-of the row's o bits outside a unit (``_numba_shap_moments.unit_moments``) and
+of the row's o bits outside a unit (``_kernels.cpu._shap_moments.unit_moments``) and
 then the unit's TreeSHAP on the leaf for any o bits of the unit
 (``drawn_value``). Both must equal the leaf's Shapley values evaluated
-directly for the changed pattern (``_numba_treeshap._pattern_values``,
+directly for the changed pattern (``_kernels.cpu._treeshap._pattern_values``,
 checked against the libraries' TreeSHAP elsewhere), including covers of zero or
 too small to divide out (a factor multiplied again) and units of several
 features.
