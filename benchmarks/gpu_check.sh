@@ -65,12 +65,13 @@ for m in (numpy, scipy, sklearn, numba, xgboost):
     print(m.__name__, m.__version__)
 print(\"xgboost CUDA:\", xgboost.build_info().get(\"USE_CUDA\"))
 import numba_cuda; print(\"numba_cuda\", numba_cuda.__version__)
-from skl_treeinner import _device_kernels; print(\"cuda_ready\", _device_kernels.cuda_ready())
+from skl_treeinner._kernels import _device; print(\"cuda_ready\", _device.cuda_ready())
 import lightgbm; print(\"lightgbm\", lightgbm.__version__)"' ;;
     numpy25) run numpy25 20 env PYTHONPATH="$own_numpy" python3 -W always -c "
 import numpy as np, warnings, xgboost as xgb
-from skl_treeinner import _device_kernels, tree_inner
-print('numpy', np.__version__, 'cuda_ready', _device_kernels.cuda_ready())
+from skl_treeinner import tree_inner
+from skl_treeinner._kernels import _device
+print('numpy', np.__version__, 'cuda_ready', _device.cuda_ready())
 X = np.random.default_rng(0).normal(size=(2000, 5)); y = X[:, 0]
 m = xgb.XGBRegressor(device='cuda', n_estimators=20).fit(X[:1000], y[:1000])
 print(tree_inner(m, X[1000:], y[1000:]))" ;;

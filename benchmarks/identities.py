@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit"))
+_TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path[:0] = [str(_TESTS), str(_TESTS / "unit")]  # conftest, test_catboost, ...
 from conftest import OBJECTIVES, fit, l1, make_data, margin  # noqa: E402
 
 from skl_treeinner import predecomp, tree_inner  # noqa: E402

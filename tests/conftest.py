@@ -181,17 +181,45 @@ def _package_state():
 
 def _restore_package_state(saved):
     import sys
+    import types
 
     for name, names in saved.items():
         module = sys.modules.get(name)
         if module is None:
             continue
         now = vars(module)
-        for key in [key for key in now if key not in names]:
-            del now[key]
+        # A subpackage imported for the first time stays linked to its parent.
+        added = [k for k in now if k not in names]
+        for key in added:
+            if not isinstance(now[key], types.ModuleType):
+                del now[key]
         for key, value in names.items():
             if now.get(key, _MISSING) is not value:
                 now[key] = value
+
+
+def _script_modules():
+    """Pop the loaded modules of the checkout's script folders; return them.
+
+    A script must find its own helpers (a benchmark's sibling, the tests'
+    conftest) on its own ``sys.path``, as in a process of its own, not
+    because the suite has loaded them already; installed libraries (a
+    virtual environment may sit in the checkout) and the package stay.
+    """
+    import os
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    folders = tuple(str(root / name) + os.sep for name in SCRIPT_FOLDERS)
+    return {
+        name: sys.modules.pop(name)
+        for name, module in list(sys.modules.items())
+        if (getattr(module, "__file__", None) or "").startswith(folders)
+    }
+
+
+#: Where the scripts run_python runs, and the helpers they import, live.
+SCRIPT_FOLDERS = ("benchmarks", "examples", "tests", "docs")
 
 
 _MISSING = object()
@@ -212,7 +240,9 @@ def run_python(*args, cwd=None):
     and stderr come back as :class:`subprocess.CompletedProcess`. The working
     folder, ``sys.argv``, ``sys.path``, the environment, the warning filters
     and the package's module globals (which a benchmark may patch) are
-    restored after it.
+    restored after it; it imports its helpers from the checkout's folders
+    anew, as a process of its own would. An exception ends it with status 1
+    and its traceback on stderr.
     """
     import contextlib
     import io
@@ -220,10 +250,21 @@ def run_python(*args, cwd=None):
     import runpy
     import subprocess
     import sys
+    import traceback
     import warnings
 
     saved = (os.getcwd(), sys.argv[:], sys.path[:], dict(os.environ))
-    package = _package_state()
+    package, helpers = _package_state(), _script_modules()
+    # Nor on the folders pytest put on sys.path for the tests.
+    root = Path(__file__).resolve().parents[1]
+    sys.path[:] = [
+        entry
+        for entry in sys.path
+        if not any(
+            Path(entry or ".").resolve().is_relative_to(root / name)
+            for name in SCRIPT_FOLDERS
+        )
+    ]
     out, err = io.StringIO(), io.StringIO()
     code = 0
     try:
@@ -255,10 +296,15 @@ def run_python(*args, cwd=None):
                 else:  # sys.exit("message"): printed, status 1
                     print(exit_.code, file=sys.stderr)
                     code = 1
+            except Exception:  # noqa: BLE001 (as Python ends a script that raises)
+                traceback.print_exc(file=sys.stderr)
+                code = 1
     finally:
         os.chdir(saved[0])
         sys.argv[:], sys.path[:] = saved[1], saved[2]
         os.environ.clear()
         os.environ.update(saved[3])
         _restore_package_state(package)
+        _script_modules()  # the script's own, forgotten
+        sys.modules.update(helpers)
     return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())

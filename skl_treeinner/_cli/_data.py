@@ -3,7 +3,7 @@
 Everything here reports a user's mistake as :class:`CLIError`, which
 ``skl-treeinner`` prints as one line, ``skl-treeinner: error: ...``. Beside
 it: the writer of the score table (``--out``). The option types are in
-``_cli_options``.
+``_options``.
 """
 
 from __future__ import annotations
