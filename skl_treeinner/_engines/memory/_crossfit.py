@@ -29,9 +29,8 @@ from ..._scoring._sums import HeldOutTerms, gradient_ratio, terms_and_noise
 from ..._stats._refit_curve import Decoded, score_intercept, score_refit
 from ..._utils._progress import progress, write_line
 from .._plan import FitSetup, final_step
-from . import _threads
 from ._splits import SplitJob
-from ._threads import plan_threads
+from ._threads import plan_threads, threads_of_setting
 
 __all__ = [
     "clone_estimator",
@@ -161,8 +160,8 @@ def _set_threads(est, threads):
     if key is None:  # no such setting (scikit-learn's boosters)
         return
     current = final.get_params(deep=False).get(key)  # CatBoost omits unset ones
-    if current is not None and current < 0:
-        current = max(1, _threads.machine_cores() + 1 + current)
+    if current is not None:
+        current = threads_of_setting(current)
     if not current or current > threads:
         final.set_params(**{key: threads})
 

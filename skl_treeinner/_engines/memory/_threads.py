@@ -47,6 +47,7 @@ __all__ = [
     "machine_cores",
     "own_running_threads",
     "plan_threads",
+    "threads_of_setting",
 ]
 
 #: /proc/loadavg is read this many times, this far apart; the least count wins,
@@ -74,6 +75,15 @@ def available_cores() -> int:
 def machine_cores() -> int:
     """Cores of the whole machine, busy or not (``os.cpu_count``)."""
     return os.cpu_count() or 1
+
+
+def threads_of_setting(setting: int) -> int:
+    """Return the threads a booster's thread setting asks for, as joblib counts.
+
+    A negative setting counts from the machine's cores (-1 every core, -2 all
+    but one, at least one), so ``n_jobs=-2`` on 2 cores is one thread.
+    """
+    return max(1, machine_cores() + 1 + setting) if setting < 0 else setting
 
 
 def busy_cores() -> int:
