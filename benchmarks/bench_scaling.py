@@ -29,7 +29,7 @@ import numpy as np
 import xgboost as xgb
 
 from skl_treeinner import tree_inner
-from skl_treeinner._kernels import _backend as _kernels
+from skl_treeinner._kernels import _compiled as _kernels
 
 
 def _timed(fn):

@@ -51,7 +51,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from skl_treeinner import predecomp, tree_inner
-from skl_treeinner._kernels import _backend as _kernels
+from skl_treeinner._kernels import _compiled as _kernels
 from skl_treeinner._readers import _base, read_model
 from skl_treeinner._readers._base import ModelReader
 

@@ -35,26 +35,32 @@ def main() -> None:
         device = types.SimpleNamespace(compute_capability=cc)
         dispatcher.get_current_device = lambda: device
 
+    from numba.core.types import NamedTuple
+
+    from skl_treeinner._kernels._device_layout import FlatLeaves
+    from skl_treeinner._kernels._structures import PathTable, Rule, Walk
     from skl_treeinner._kernels.cuda import _residuals as ck
     from skl_treeinner._kernels.cuda import _treeshap as cs
 
     # C-contiguous arrays, as the calls pass them.
     f1, f2, f3 = float64[::1], float64[:, ::1], float64[:, :, ::1]
     i1, i2, b1, b2 = int64[::1], int64[:, ::1], boolean[::1], boolean[:, ::1]
-    # XGBoost's rows and thresholds are float32; the split rule's arrays.
-    x, rule = float32[:, ::1], (i1, float32[::1], b1, boolean)
-    paths = (i1, i2, b2, i2)
+    # The model's structures (_kernels/_structures.py); XGBoost's rows and
+    # thresholds are float32.
+    walk = NamedTuple((f1, f1, i1, i1, int64, float64, f1), Walk)
+    table = NamedTuple((i1, i1, f1, int64), PathTable)
+    rule = NamedTuple((float32[::1], b1, boolean), Rule)
+    flat = NamedTuple((i1, i1, i1, i2, b2, i2, i1, i2, f2, i1), FlatLeaves)
+    x = float32[:, ::1]
     signatures = {
-        "residual_terms": (ck, (
-            i2, f1, f1, f1, f1, i1, i1, int64, float64, f1, i1, i1, f1, int64, f2, f2,
-        )),
+        "residual_terms": (ck, (i2, f1, f1, walk, table, f2, f2)),
         "leaf_block_sums": (ck, (i2, f2, i1, int64, f2)),
         "block_totals": (ck, (f2, f1)),
         "pattern_counts": (cs, (
-            x, i2, f3, f1, int64, i1, i1, *paths, i1, i1, *rule, f2, int32[::1],
+            x, i2, f3, walk, int64, flat, i1, i1, rule, f2, int32[::1],
         )),
         "row_patterns": (cs, (
-            x, i2, f3, f1, i1, i1, *paths, i1, i2, f1, i1, *rule, f3, int32[::1],
+            x, i2, f3, walk, flat, f1, i1, i1, rule, f3, int32[::1],
         )),
     }  # fmt: skip
     for name, (module, signature) in signatures.items():

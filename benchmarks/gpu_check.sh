@@ -76,7 +76,9 @@ X = np.random.default_rng(0).normal(size=(2000, 5)); y = X[:, 0]
 m = xgb.XGBRegressor(device='cuda', n_estimators=20).fit(X[:1000], y[:1000])
 print(tree_inner(m, X[1000:], y[1000:]))" ;;
     tests) run tests 60 python3 -m pytest tests/integration/test_device_kernels.py \
-        tests/integration/test_gpu.py -q -p no:cacheprovider -rs --durations=15 ;;
+        tests/integration/test_gpu.py \
+        tests/smoke/test_scripts.py::test_the_gpu_kernels_compile_for_a_real_gpu \
+        -q -p no:cacheprovider -rs --durations=15 ;;
     gpu) run gpu 60 python3 $bench --device cuda --rows 200000 --threads 16 \
         --treeshap --repeat 5 ;;
     nogpu) run nogpu 60 "${no_gpu_extra[@]}" $bench --device cuda --rows 200000 --threads 16 \

@@ -19,7 +19,7 @@ from scipy import sparse
 from scipy.special import expit, softmax
 
 from ._engines import refuse_others
-from ._kernels._backend import kernels_for
+from ._kernels._backend import backend_for
 from ._readers import read_model
 from ._scoring._sums import predecomp_scores, treeshap_terms
 from ._scoring._unbiased_gain import unbiased_gain
@@ -340,7 +340,7 @@ def _forest_inner_treeshap(reader, X, y, w):
     ens = reader.ensemble
     rate = ens.iteration_learning_rate
     scores = np.zeros(ens.n_features)
-    kernels = kernels_for(ens, reader.n_threads())
+    kernels = backend_for(reader).cpu
     patterns = kernels is not None and reader.has_treeshap_rows(X)
     for start, stop, X_chunk, leaves in reader.iter_leaves(X):
         residual = _summed_residual(ens, leaves, y, w, start, stop)

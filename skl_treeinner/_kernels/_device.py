@@ -2,9 +2,9 @@
 
 A GPU booster routes rows on its GPU (``pred_leaf``); without this module the
 per-(row, tree) arithmetic after it runs on the CPU. :class:`DeviceKernels`
-runs :meth:`~skl_treeinner._kernels._backend.Kernels.leaf_sums`,
-:meth:`~skl_treeinner._kernels._backend.Kernels.row_terms` (PreDecomp) and
-:meth:`~skl_treeinner._kernels._backend.Kernels.treeshap_of_targets` (TreeSHAP by
+runs :meth:`~skl_treeinner._kernels._compiled.Kernels.leaf_sums`,
+:meth:`~skl_treeinner._kernels._compiled.Kernels.row_terms` (PreDecomp) and
+:meth:`~skl_treeinner._kernels._compiled.Kernels.treeshap_of_targets` (TreeSHAP by
 leaf patterns, where every leaf of the model splits on at most
 :data:`~skl_treeinner._kernels.cpu._treeshap.MAX_DENSE_FEATURES` distinct features)
 on the GPU instead, with
@@ -38,7 +38,8 @@ import weakref
 import numpy as np
 
 from .._utils._validation import user_stacklevel
-from ._backend import Kernels, _rows
+from ._compiled import Kernels, _rows
+from ._structures import on_device
 
 __all__ = ["DeviceKernels", "cuda_ready", "device_kernels_for"]
 
@@ -144,13 +145,10 @@ class _OnDevice:
             )
         self.cuda, self.k = cuda, cuda_residuals
         self.n_nodes, self.n_features = ens.n_nodes, ens.n_features
-        on = cuda.to_device
-        value, intercept, indptr, group, code, params = kernels._walk
-        ptr, col, val = kernels._table
-        self.walk = (on(value), on(intercept), on(indptr), on(group), code, params)
-        self.table = (on(kernels.inv_lr), on(ptr), on(col), on(val))
-        self.offsets = on(np.ascontiguousarray(ens.tree_offsets, dtype=np.int64))
-        self.none = (on(np.empty(0)), on(np.empty((0, 1))))
+        self.walk = on_device(kernels.arrays.walk, cuda)
+        self.table = on_device(kernels.arrays.table, cuda)
+        self.offsets = cuda.to_device(kernels.arrays.trees.offsets)
+        self.none = (cuda.to_device(np.empty(0)), cuda.to_device(np.empty((0, 1))))
         self.n_trees, self.n_iterations = ens.n_trees, ens.n_iterations
         #: Per method, whether the device agreed with the CPU (absent until
         #: checked on rows with a nonzero result).
@@ -162,7 +160,7 @@ class _OnDevice:
     def takes_shap(self, kernels: Kernels, per_row: bool) -> bool:
         """Whether TreeSHAP by leaf patterns (per row or summed) runs here."""
         if self.shap is None:
-            self.shap = _ShapLayout.of(kernels, self.cuda, self.table[0])
+            self.shap = _ShapLayout.of(kernels, self.cuda, self.walk)
         if not self.shap:
             return False
         return not per_row or self.shap.has_table()
@@ -176,8 +174,8 @@ class _OnDevice:
         """Launch the device's ``residual_terms`` kernel, one row a thread."""
         k = self.k
         k.residual_terms[k.launch(leaves.shape[0])](
-            leaves, self.cuda.to_device(y), weights, *self.walk, *self.table,
-            self.n_features, res_out, row_out,
+            leaves, self.cuda.to_device(y), weights, self.walk, self.table, res_out,
+            row_out,
         )  # fmt: skip
 
     def _residuals(self, leaves, ys, w):
@@ -241,7 +239,7 @@ _device_layout.flat_leaves`); for TreeSHAP per row, the table of every
     """
 
     @classmethod
-    def of(cls, kernels: Kernels, cuda, inv_lr) -> _ShapLayout | bool:
+    def of(cls, kernels: Kernels, cuda, walk) -> _ShapLayout | bool:
         """Return the layout, or False where a leaf has too many path features."""
         from ._device_layout import flat_leaves
         from .cpu._treeshap import MAX_DENSE_FEATURES
@@ -250,40 +248,23 @@ _device_layout.flat_leaves`); for TreeSHAP per row, the table of every
         rule = ens.split_rule
         if rule is None or rule.oblivious:
             return False
-        flat = flat_leaves(
-            *(np.ascontiguousarray(a, dtype=np.int64) for a in (
-                ens.tree_offsets, ens.children_left, ens.parent, ens.feature)),
-            np.ascontiguousarray(ens.treeshap_cover, dtype=np.float64),
-        )  # fmt: skip
-        if flat[-1] > MAX_DENSE_FEATURES:
+        flat, max_unique = flat_leaves(kernels.arrays.trees)
+        if max_unique > MAX_DENSE_FEATURES:
             return False
-        return cls(kernels, cuda, inv_lr, flat[:-1])
+        return cls(kernels, cuda, walk, flat)
 
-    def __init__(self, kernels: Kernels, cuda, inv_lr, flat):
-        ens = kernels.ensemble
-        rule = ens.split_rule
-        self.cuda, self.inv_lr, self.n_features = cuda, inv_lr, ens.n_features
-        (self.leaf_tree, self.leaf_node, path_len, path_node, path_left, path_bit,
-         self.n_unique, self.uniq_feature, self.uniq_zero,
-         tree_leaves) = flat  # fmt: skip
-        self.starts = np.concatenate([[0], np.cumsum(1 << self.n_unique)])
-        self.value = kernels.value
-        self.tree_round = np.ascontiguousarray(ens.tree_iteration, dtype=np.int64)
-        on = cuda.to_device
-        self.paths = tuple(on(a) for a in (path_len, path_node, path_left, path_bit))
-        self.leaf_tree_on, self.leaf_node_on, self.n_unique_on = (
-            on(a) for a in (self.leaf_tree, self.leaf_node, self.n_unique)
-        )
-        self.tree_leaves = on(tree_leaves)
-        self.starts_on = on(self.starts)
-        self.uniq_on = on(self.uniq_feature)
-        threshold, missing_left, strict = rule.kernel_arrays()
-        self.rule = (
-            on(np.ascontiguousarray(ens.feature, dtype=np.int64)),
-            on(threshold),
-            on(missing_left),
-            strict,
-        )
+    def __init__(self, kernels: Kernels, cuda, walk, flat):
+        arrays = kernels.arrays
+        self.cuda, self.walk = cuda, walk
+        self.n_features = kernels.ensemble.n_features
+        #: The leaves on the host (the host's share) and on the device.
+        self.flat, self.flat_on = flat, on_device(flat, cuda)
+        self.starts = np.concatenate([[0], np.cumsum(1 << flat.n_unique)])
+        self.starts_on = cuda.to_device(self.starts)
+        self.value = arrays.walk.value
+        self.tree_round = arrays.trees.tree_round
+        self.feature = cuda.to_device(arrays.trees.feature)
+        self.rule = on_device(arrays.rule, cuda)
         self.table: tuple | bool | None = None
 
     def has_table(self) -> bool:
@@ -291,14 +272,11 @@ _device_layout.flat_leaves`); for TreeSHAP per row, the table of every
         if self.table is None:
             from ._device_layout import pattern_table
 
-            starts = np.concatenate(
-                [[0], np.cumsum((1 << self.n_unique) * self.n_unique)]
-            )
+            n_unique = self.flat.n_unique
+            starts = np.concatenate([[0], np.cumsum((1 << n_unique) * n_unique)])
             self.table = False
             if starts[-1] <= MAX_TABLE:
-                table = pattern_table(
-                    self.value, self.leaf_node, self.n_unique, self.uniq_zero, starts
-                )
+                table = pattern_table(self.value, self.flat, starts)
                 self.table = (self.cuda.to_device(table), self.cuda.to_device(starts))
         return bool(self.table)
 
@@ -310,9 +288,8 @@ _device_layout.flat_leaves`); for TreeSHAP per row, the table of every
         n = leaves.shape[0]
         out = self.cuda.device_array((res.shape[0], n, self.n_features))
         cuda_treeshap.row_patterns[cuda_residuals.launch(n)](
-            X, leaves, res, self.inv_lr, self.tree_leaves, self.leaf_node_on,
-            *self.paths, self.n_unique_on, self.uniq_on, *self.table, *self.rule,
-            out, misrouted,
+            X, leaves, res, self.walk, self.flat_on, *self.table, self.feature,
+            self.rule, out, misrouted,
         )  # fmt: skip
         return out.copy_to_host()
 
@@ -322,7 +299,7 @@ _device_layout.flat_leaves`); for TreeSHAP per row, the table of every
         from .cuda import _residuals as cuda_residuals
         from .cuda import _treeshap as cuda_treeshap
 
-        starts, n_leaves = self.starts, self.n_unique.shape[0]
+        starts, n_leaves = self.starts, self.flat.n_unique.shape[0]
         first = 0
         while first < n_leaves:
             end = np.searchsorted(starts, starts[first] + MAX_PATTERN_SUMS, "right")
@@ -331,20 +308,21 @@ _device_layout.flat_leaves`); for TreeSHAP per row, the table of every
                 (res.shape[0], starts[last] - starts[first])
             )
             cuda_treeshap.pattern_counts[cuda_residuals.launch(last - first)](
-                X, leaves, res, self.inv_lr, first, self.leaf_tree_on,
-                self.leaf_node_on, *self.paths, self.n_unique_on, self.starts_on,
-                *self.rule, counts, misrouted,
+                X, leaves, res, self.walk, first, self.flat_on, self.starts_on,
+                self.feature, self.rule, counts, misrouted,
             )  # fmt: skip
             fold_counts(
-                counts.copy_to_host(), first, last, self.value, self.leaf_node,
-                self.leaf_tree, self.n_unique, self.uniq_feature, self.uniq_zero,
-                starts, self.tree_round, out,
+                counts.copy_to_host(), first, last, self.flat, self.value, starts,
+                self.tree_round, out,
             )  # fmt: skip
             first = last
 
 
 class DeviceKernels:
-    """The residual sums of :class:`~skl_treeinner._kernels._backend.Kernels`, on a GPU.
+    """The residual sums of the CPU kernels, on a GPU.
+
+    The methods of :class:`~skl_treeinner._kernels._compiled.Kernels` that
+    the device runs.
 
     Built by :func:`device_kernels_for` for one caller (its CPU kernels, with
     their thread count, do the check and any fallback); :meth:`leaf_sums`,
@@ -352,6 +330,11 @@ class DeviceKernels:
     :meth:`iteration_gradients` take and return what the CPU kernels' methods
     do.
     """
+
+    #: Row chunks as the CPU kernels' (:attr:`Kernels.chunk_scale`).
+    chunk_scale = Kernels.chunk_scale
+    #: TreeSHAP by leaf patterns (on the CPU where the device cannot).
+    patterns = True
 
     def __init__(self, device: _OnDevice, host: Kernels):
         self.device = device
@@ -370,7 +353,7 @@ class DeviceKernels:
     def treeshap_of_targets(self, X, leaves, ys, w, per_row):
         """TreeSHAP's TreeInner at targets ``ys``, summed per round or per row.
 
-        As :meth:`~skl_treeinner._kernels._backend.Kernels.treeshap_of_targets`:
+        As :meth:`~skl_treeinner._kernels._compiled.Kernels.treeshap_of_targets`:
         ``(terms, rounds left to the booster)``, or ``(None, None)`` where the
         split rule misroutes a row (the CPU kernels warn).
         """

@@ -14,6 +14,8 @@ for each of its patterns (:func:`pattern_table`).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -28,19 +30,38 @@ from .cpu._treeshap import (
 _jit = njit(nogil=True, cache=True)
 
 
-@_jit
-def flat_leaves(offsets, left, parent, feature, cover):
-    """Every leaf of the model whose path splits (in tree and node order).
+class FlatLeaves(NamedTuple):
+    """Every leaf of the model whose path splits, in tree and node order.
 
-    Returns ``(leaf_tree, leaf_node, path_len, path_node, path_left,
-    path_bit, n_unique, uniq_feature, uniq_zero, tree_leaves, max_unique)``:
-    per leaf L, its tree and node, its path's splits root first (global
-    nodes, whether the path goes left, the bit of the split's feature in the
-    leaf's pattern), its distinct path features and their z; per tree t its
-    leaves ``tree_leaves[t]:tree_leaves[t + 1]``; the most distinct features
-    of one path. A tree that is one leaf has none (its TreeSHAP is zero), and
-    nor do nodes no path reaches (XGBoost keeps pruned nodes, parent -1).
+    Per leaf L: its tree and node; its path's splits root first (global
+    nodes ``path_node[L, :path_len[L]]``, whether the path goes left, the bit
+    of the split's feature in the leaf's pattern); its ``n_unique[L]``
+    distinct path features and their z. Tree t's leaves are
+    ``tree_leaves[t]:tree_leaves[t + 1]``.
     """
+
+    leaf_tree: np.ndarray
+    leaf_node: np.ndarray
+    path_len: np.ndarray
+    path_node: np.ndarray
+    path_left: np.ndarray
+    path_bit: np.ndarray
+    n_unique: np.ndarray
+    uniq_feature: np.ndarray
+    uniq_zero: np.ndarray
+    tree_leaves: np.ndarray
+
+
+@_jit
+def flat_leaves(trees):
+    """Return ``(FlatLeaves, max_unique)`` of the model's :class:`Trees`.
+
+    ``max_unique`` is the most distinct features of one path. A tree that is
+    one leaf has no leaf here (its TreeSHAP is zero), and nor do nodes no path
+    reaches (XGBoost keeps pruned nodes, parent -1).
+    """
+    offsets, left, parent = trees.offsets, trees.left, trees.parent
+    feature, cover = trees.feature, trees.cover
     n_trees = offsets.shape[0] - 1
     n_leaves = 0
     width = 1
@@ -84,18 +105,21 @@ def flat_leaves(offsets, left, parent, feature, cover):
             max_unique = max(max_unique, m)
             at += 1
     tree_leaves[n_trees] = at
-    return (leaf_tree, leaf_node, path_len, path_node, path_left, path_bit,
-            n_unique, uniq_feature, uniq_zero, tree_leaves, max_unique)  # fmt: skip
+    flat = FlatLeaves(leaf_tree, leaf_node, path_len, path_node, path_left, path_bit,
+                      n_unique, uniq_feature, uniq_zero, tree_leaves)  # fmt: skip
+    return flat, max_unique
 
 
 @_jit
-def pattern_table(value, leaf_node, n_unique, uniq_zero, starts):
+def pattern_table(value, flat, starts):
     """Every leaf's Shapley vector for each of its 2^m patterns, flat.
 
     Leaf L's vector for pattern p is ``table[starts[L] + p * m : ... + m]``
-    (m = n_unique[L]; ``starts`` the running sum of 2^m m), as
+    (m = n_unique[L] of :class:`FlatLeaves` ``flat``; ``starts`` the running
+    sum of 2^m m), as
     :func:`~skl_treeinner._kernels.cpu._treeshap._pattern_values` gives it.
     """
+    leaf_node, n_unique, uniq_zero = flat.leaf_node, flat.n_unique, flat.uniq_zero
     table = np.empty(starts[-1])
     poly = np.empty(MAX_DENSE_FEATURES + 1)
     quot = np.empty(MAX_DENSE_FEATURES + 1)
@@ -112,17 +136,16 @@ def pattern_table(value, leaf_node, n_unique, uniq_zero, starts):
 
 
 @_jit
-def fold_counts(
-    counts, first, last, value, leaf_node, leaf_tree, n_unique, uniq_feature,
-    uniq_zero, starts, tree_round, out,
-):  # fmt: skip
+def fold_counts(counts, first, last, flat, value, starts, tree_round, out):
     """out[c, round, k] += Σ_p counts(L, p) φ_k(L, p) over leaves first..last-1.
 
     ``counts[c, starts[L] - starts[first] + p]`` holds the residuals summed
-    over the rows of pattern p at leaf L (``starts``: the running sum of
-    2^m); each leaf's 2^m sums fold as
+    over the rows of pattern p at leaf L of :class:`FlatLeaves` ``flat``
+    (``starts``: the running sum of 2^m); each leaf's 2^m sums fold as
     :func:`~skl_treeinner._kernels.cpu._treeshap._fold_values` folds them.
     """
+    leaf_node, leaf_tree, n_unique = flat.leaf_node, flat.leaf_tree, flat.n_unique
+    uniq_feature, uniq_zero = flat.uniq_feature, flat.uniq_zero
     shapley = np.zeros((MAX_DENSE_FEATURES + 1, MAX_DENSE_FEATURES + 1))
     for m in range(1, MAX_DENSE_FEATURES + 1):
         shapley[m, :m] = _shapley_weights(m)

@@ -341,10 +341,10 @@ class ModelReader(EstimatorHooks):
 
     def _disagreeing(self, leaves, own) -> np.ndarray:
         """Mask of the rows whose leaves' margin is off ``own`` beyond rounding."""
-        from .._kernels._backend import kernels_for
+        from .._kernels._backend import Backend
 
-        kernels = kernels_for(self.ensemble, self.n_threads())
-        margin, scale = (kernels or self.ensemble).margins(leaves)
+        paths = Backend(self.ensemble, self.n_threads()).paths
+        margin, scale = paths.margins(leaves)
         rtol = _ROUTING_RTOL * max(1.0, math.sqrt(self.ensemble.n_trees) / 30)
         return (np.abs(margin - own) > rtol * scale + 1e-12).any(axis=1)
 
@@ -388,9 +388,9 @@ class ModelReader(EstimatorHooks):
 
         The booster's own setting (:attr:`thread_setting`), within the limits
         the caller set (``OMP_NUM_THREADS``, threadpoolctl, joblib's limits in
-        its workers): see :func:`skl_treeinner._kernels._backend.effective_threads`.
+        its workers): see :func:`skl_treeinner._kernels._compiled.effective_threads`.
         """
-        from .._kernels._backend import effective_threads
+        from .._kernels._compiled import effective_threads
 
         return effective_threads(self.thread_setting)
 

@@ -48,7 +48,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .._kernels._backend import global_leaves
+from .._kernels._compiled import global_leaves
 from .._model import _objectives as obj
 from .._model._ensemble import (
     SplitRule,

@@ -41,7 +41,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._kernels._backend import global_leaves
+from .._kernels._compiled import global_leaves
 from .._model._ensemble import TreeEnsemble, node_values_from_leaves
 from .._utils._optional import import_optional
 from ._base import ModelReader, feature_names_of, n_rows, polars_as_pandas

@@ -443,7 +443,7 @@ class XGBoostReader(ModelReader):
         return leaves, self._own_margin(dmat)[rows]
 
     def _leaves(self, leaves) -> np.ndarray:
-        from .._kernels._backend import global_leaves
+        from .._kernels._compiled import global_leaves
 
         leaves = leaves.reshape(leaves.shape[0], self.ensemble.n_trees)
         return global_leaves(leaves, self.ensemble.tree_offsets[:-1], self.n_threads())

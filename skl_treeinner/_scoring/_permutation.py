@@ -28,8 +28,9 @@ import warnings
 import numpy as np
 from scipy import sparse
 
-from .._kernels._backend import kernels_for
+from .._kernels._backend import backend_for
 from .._kernels._row_blocks import in_threads as _in_threads
+from .._kernels._structures import Block, Units
 from ._sums import HeldOutTerms, final_margins, row_terms, treeshap_terms_of
 
 __all__ = [
@@ -146,7 +147,7 @@ def resampled_terms(
 
 def _compiled(reader, X, ys, w, *, attribution, unit_of, ptr, trees, sources, own):
     """:func:`resampled_terms` by the compiled kernel, or None where it cannot."""
-    kernels = kernels_for(reader.ensemble, reader.n_threads())
+    kernels = backend_for(reader).cpu
     if kernels is None or not kernels.has_gradient:
         return None
     rule = reader.ensemble.split_rule
@@ -159,21 +160,11 @@ def _compiled(reader, X, ys, w, *, attribution, unit_of, ptr, trees, sources, ow
     n_units = ptr.size - 1
     out = np.zeros((y.shape[0], y.shape[1], n_units))
     weights = np.empty(0) if w is None else np.ascontiguousarray(w, dtype=np.float64)
-    unit_of = np.ascontiguousarray(unit_of, dtype=np.int64)
-    # Each unit's columns, for the kernel's shortcut (a draw of equal values).
-    cols = np.flatnonzero(unit_of >= 0)
-    cols = cols[np.argsort(unit_of[cols], kind="stable")]
-    col_ptr = np.zeros(n_units + 1, dtype=np.int64)
-    np.add.at(col_ptr, unit_of[cols] + 1, 1)
-    col_ptr = np.cumsum(col_ptr)
-    cols = cols.astype(np.int64)
+    units = _units(reader.ensemble, unit_of, ptr, trees)
     own = np.zeros((0, 0, 0)) if own is None else own
     own = np.ascontiguousarray(own, dtype=np.float64)
-    build = _predecomp_kernel if attribution == "predecomp" else _treeshap_kernel
-    kernel, ok = build(
-        kernels, rule, rows, np.ascontiguousarray(sources, dtype=np.int64),
-        unit_of=unit_of, ptr=ptr, trees=trees, cols=cols, col_ptr=col_ptr,
-    )  # fmt: skip
+    sources = np.ascontiguousarray(sources, dtype=np.int64)
+    kernel, ok = _kernel(kernels, attribution, units)
     if kernel is None:
         return None
     status = []
@@ -181,11 +172,13 @@ def _compiled(reader, X, ys, w, *, attribution, unit_of, ptr, trees, sources, ow
         leaves = np.ascontiguousarray(leaves, dtype=np.int64)
 
         def work(a, b, start=start, leaves=leaves):
+            at = slice(start + a, start + b)
             return kernel(
-                start + a, leaves[a:b], y[:, start + a : start + b],
-                weights[start + a : start + b] if weights.size else weights,
-                own[:, start + a : start + b] if own.size else own,
-                out[:, start + a : start + b],
+                Block(
+                    rows, start + a, leaves[a:b], sources, y[:, at],
+                    weights[at] if weights.size else weights,
+                    own[:, at] if own.size else own, out[:, at],
+                )
             )  # fmt: skip
 
         status += _in_threads(work, stop - start, kernels.n_threads, 256)
@@ -204,87 +197,52 @@ def _compiled(reader, X, ys, w, *, attribution, unit_of, ptr, trees, sources, ow
     return out
 
 
-def _predecomp_kernel(kernels, rule, rows, sources, *, unit_of, ptr, trees, cols,
-                      col_ptr):  # fmt: skip
-    """Return the PreDecomp resampling kernel's call and its status when all is well."""
-    from .._kernels.cpu import _permute as kp
-
-    ens = kernels.ensemble
-    table = ens.path_table
-    arrays = (
-        np.ascontiguousarray(ens.tree_iteration, dtype=np.int64),
-        kernels.code,
-        kernels.params,
-        np.ascontiguousarray(kernels.inv_lr, dtype=np.float64),
-        np.ascontiguousarray(ens.tree_offsets, dtype=np.int64),
-        np.ascontiguousarray(ens.children_left, dtype=np.int64),
-        np.ascontiguousarray(ens.children_right, dtype=np.int64),
-        np.ascontiguousarray(ens.feature, dtype=np.int64),
-        *rule.kernel_arrays(),
-        unit_of,
-        ptr,
-        trees,
-        col_ptr,
-        cols,
-        table.indptr.astype(np.int64, copy=False),
-        table.indices.astype(np.int64, copy=False),
-        table.data,
-        ens.n_features,
-    )
-
-    def kernel(start, leaves, y, w, own, out):
-        return kp.permuted_terms(
-            rows, start, leaves, sources, y, w, kernels.value, kernels.intercept,
-            kernels.indptr, kernels.group, *arrays, own, out,
-        )  # fmt: skip
-
-    return kernel, kp.OK
-
-
-def _treeshap_kernel(kernels, rule, rows, sources, *, unit_of, ptr, trees, cols,
-                     col_ptr):  # fmt: skip
-    """Return the TreeSHAP resampling kernel's call and status (None: too deep)."""
-    from .._kernels.cpu import _permute_shap as ks
-    from .._kernels.cpu import _treeshap as ts
-
-    ens = kernels.ensemble
-    offsets = np.ascontiguousarray(ens.tree_offsets, dtype=np.int64)
-    left = np.ascontiguousarray(ens.children_left, dtype=np.int64)
-    parent = np.ascontiguousarray(ens.parent, dtype=np.int64)
-    feature = np.ascontiguousarray(ens.feature, dtype=np.int64)
-    within = np.empty(ens.n_trees, dtype=np.bool_)
-    ts.paths_within(offsets, left, parent, feature, ts.MAX_PATH_FEATURES, within)
-    if not within.all():
-        return None, None
+def _units(ens, unit_of, ptr, trees) -> Units:
+    """Return the kernels' :class:`Units` (columns and trees of each unit, and back)."""
+    n_units = ptr.size - 1
+    unit_of = np.ascontiguousarray(unit_of, dtype=np.int64)
+    # Each unit's columns, for the kernel's shortcut (a draw of equal values).
+    cols = np.flatnonzero(unit_of >= 0)
+    cols = cols[np.argsort(unit_of[cols], kind="stable")]
+    col_ptr = np.zeros(n_units + 1, dtype=np.int64)
+    np.add.at(col_ptr, unit_of[cols] + 1, 1)
     # The units of each tree (the transpose of each unit's trees).
-    units = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
+    units = np.repeat(np.arange(n_units), np.diff(ptr))
     by_tree = np.lexsort((units, trees))
     tree_ptr = np.zeros(ens.n_trees + 1, dtype=np.int64)
     np.add.at(tree_ptr, trees + 1, 1)
-    cover = ens.treeshap_cover
-    arrays = (
-        kernels.code,
-        kernels.params,
-        np.ascontiguousarray(kernels.inv_lr, dtype=np.float64),
-        offsets,
-        left,
-        np.ascontiguousarray(ens.children_right, dtype=np.int64),
-        parent,
-        feature,
-        np.ascontiguousarray(cover, dtype=np.float64),
-        *rule.kernel_arrays(),
-        unit_of,
-        col_ptr,
-        cols,
-        np.cumsum(tree_ptr),
-        units[by_tree].astype(np.int64),
-    )
+    return Units(
+        unit_of, np.cumsum(col_ptr), cols.astype(np.int64), ptr, trees,
+        np.cumsum(tree_ptr), units[by_tree].astype(np.int64),
+    )  # fmt: skip
 
-    def kernel(start, leaves, y, w, own, out):
-        return ks.permuted_treeshap_terms(
-            rows, start, leaves, sources, y, w, kernels.value, kernels.intercept,
-            kernels.indptr, kernels.group, *arrays, own, out,
-        )  # fmt: skip
+
+def _kernel(kernels, attribution, units):
+    """Return the resampling kernel's call ``kernel(block)`` and its status when well.
+
+    ``(None, None)`` where a TreeSHAP path is too deep for the kernel.
+    """
+    arrays = kernels.arrays
+    walk, trees, rule = arrays.walk, arrays.trees, arrays.rule
+    if attribution == "predecomp":
+        from .._kernels.cpu import _permute as kp
+
+        table = arrays.table
+
+        def kernel(block):
+            return kp.permuted_terms(block, walk, trees, rule, table, units)
+
+        return kernel, kp.OK
+    from .._kernels.cpu import _permute_shap as ks
+    from .._kernels.cpu import _treeshap as ts
+
+    within = np.empty(kernels.ensemble.n_trees, dtype=np.bool_)
+    ts.paths_within(trees, ts.MAX_PATH_FEATURES, within)
+    if not within.all():
+        return None, None
+
+    def kernel(block):
+        return ks.permuted_treeshap_terms(block, walk, trees, rule, units)
 
     return kernel, ks.OK
 

@@ -25,8 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import sparse
 
-from .._kernels._backend import kernels_for
-from .._kernels._device import device_kernels_for
+from .._kernels._backend import backend_for
 from .._readers._base import n_rows
 from .._utils._progress import progress
 
@@ -81,26 +80,10 @@ class HeldOutTerms(NamedTuple):
 def predecomp_rows(reader, X, n):
     """PreDecomp of X (already through ``reader.rows``): (n, n_outputs * p) values."""
     ens = reader.ensemble
-    p, k = ens.n_features, ens.n_outputs
-    values = np.empty((n, k * p), dtype=np.float64)
-    kernels = kernels_for(ens, reader.n_threads())
-    if kernels is not None:  # the fused kernel; the numpy path below is the reference
-        for start, stop, _, leaves in reader.iter_leaves(X, scale=4):
-            values[start:stop] = kernels.leaf_paths(leaves)
-        return values
-    table = ens.path_table  # (n_nodes, k * p): PreDecomp of every leaf
-    for start, stop, _, leaves in reader.iter_leaves(X):
-        rows = stop - start
-        # One-hot (rows x n_nodes) of the leaves reached, times the table.
-        hit = sparse.csr_matrix(
-            (
-                np.ones(leaves.size),
-                leaves.ravel(),
-                np.arange(0, leaves.size + 1, ens.n_trees),
-            ),
-            shape=(rows, ens.n_nodes),
-        )
-        values[start:stop] = (hit @ table).toarray()
+    values = np.empty((n, ens.n_outputs * ens.n_features), dtype=np.float64)
+    paths = backend_for(reader).paths
+    for start, stop, _, leaves in reader.iter_leaves(X, scale=paths.chunk_scale):
+        values[start:stop] = paths.leaf_paths(leaves)
     return values
 
 
@@ -114,29 +97,6 @@ def shaped(values, ens, *, return_bias):
         values = values.reshape(n, k, p).transpose(0, 2, 1)
         bias = ens.bias
     return (values, bias) if return_bias else values
-
-
-def _gradient_kernels(reader):
-    """Return the reader's compiled kernels if they know its objective, else None."""
-    kernels = kernels_for(reader.ensemble, reader.n_threads())
-    return kernels if kernels is not None and kernels.has_gradient else None
-
-
-def _residual_kernels(reader):
-    """Return the kernels of the per-leaf and per-row sums, or None for numpy.
-
-    A GPU model's run on its GPU where numba's CUDA target can
-    (:mod:`skl_treeinner._kernels._device`), the CPU kernels' otherwise.
-    """
-    kernels = _gradient_kernels(reader)
-    if kernels is None or not reader.on_gpu():
-        return kernels
-    return device_kernels_for(kernels) or kernels
-
-
-#: How much larger the fused kernels' row chunks are than the numpy path's:
-#: they keep no (rows x trees) float intermediates, only the leaves.
-FUSED_CHUNK_SCALE = 4
 
 
 def _chunks(reader, X, verbose, desc, scale=1):
@@ -153,46 +113,20 @@ def _chunks(reader, X, verbose, desc, scale=1):
     )
 
 
-def _residuals(ens, leaves, y, w):
-    """-g_{i,m} w_i for every row and tree of a chunk: (rows, n_trees)."""
-    residual = ens.staged_gradients(leaves, y)
-    np.negative(residual, out=residual)
-    if w is not None:
-        residual *= w[:, None]
-    return residual
-
-
 def predecomp_row_terms(reader, X, n, y, w, *, verbose=0):
     """z_ik = Σ_m α_m⁻¹ f_{m,k}(x_i)(-g_{i,m}) w_i for every row: (n, n_features).
 
-    Per chunk, a sparse (rows x n_nodes) matrix with each row's weighted
-    residual over the learning rate at the leaves it reaches, times the path
-    table (the PreDecomp of every leaf), as :func:`predecomp` does with ones.
+    Per chunk, by the model's backend (:meth:`Kernels.row_terms
+    <skl_treeinner._kernels._compiled.Kernels.row_terms>`; the numpy
+    reference multiplies each row's weighted residuals over the learning rate
+    at its leaves into the path table, as :func:`predecomp` does with ones).
     """
-    ens = reader.ensemble
-    k, p = ens.n_outputs, ens.n_features
-    z = np.empty((n, p), dtype=np.float64)
-    kernels = _residual_kernels(reader)
-    scale = 1 if kernels is None else FUSED_CHUNK_SCALE
+    z = np.empty((n, reader.ensemble.n_features), dtype=np.float64)
+    sums = backend_for(reader).sums
     for start, stop, _, leaves in _chunks(
-        reader, X, verbose, "tree_inner (predecomp, per sample)", scale
+        reader, X, verbose, "tree_inner (predecomp, per sample)", sums.chunk_scale
     ):
-        if kernels is not None:
-            z[start:stop] = kernels.row_terms(
-                leaves, y[start:stop], _rows(w, start, stop)
-            )
-            continue
-        residual = _residuals(ens, leaves, y[start:stop], _rows(w, start, stop))
-        residual /= ens.learning_rate
-        hit = sparse.csr_matrix(
-            (
-                residual.ravel(),
-                leaves.ravel(),
-                np.arange(0, leaves.size + 1, ens.n_trees),
-            ),
-            shape=(stop - start, ens.n_nodes),
-        )
-        z[start:stop] = (hit @ ens.path_table).toarray().reshape(-1, k, p).sum(axis=1)
+        z[start:stop] = sums.row_terms(leaves, y[start:stop], _rows(w, start, stop))
     return z
 
 
@@ -214,21 +148,11 @@ def leaf_residual_sums(reader, X, y, w, *, verbose=0):
     The map step of TreeInner: sums over row partitions add up (an engine may
     compute one per partition); :func:`scores_from_leaf_sums` is the rest.
     """
-    ens = reader.ensemble
-    leaf_residual = np.zeros(ens.n_nodes)
-    kernels = _residual_kernels(reader)
-    scale = 1 if kernels is None else FUSED_CHUNK_SCALE
-    chunks = _chunks(reader, X, verbose, "tree_inner (predecomp)", scale)
+    leaf_residual = np.zeros(reader.ensemble.n_nodes)
+    sums = backend_for(reader).sums
+    chunks = _chunks(reader, X, verbose, "tree_inner (predecomp)", sums.chunk_scale)
     for start, stop, _, leaves in chunks:
-        if kernels is not None:
-            leaf_residual += kernels.leaf_sums(
-                leaves, y[start:stop], _rows(w, start, stop)
-            )
-            continue
-        residual = _residuals(ens, leaves, y[start:stop], _rows(w, start, stop))
-        leaf_residual += np.bincount(
-            leaves.ravel(), weights=residual.ravel(), minlength=ens.n_nodes
-        )
+        leaf_residual += sums.leaf_sums(leaves, y[start:stop], _rows(w, start, stop))
     return leaf_residual
 
 
@@ -301,8 +225,8 @@ def treeshap_terms_of(
     # Larger chunks than PreDecomp's: every chunk costs one TreeSHAP call per
     # iteration, and the boosters' per-call overhead adds up over hundreds.
     chunks = reader.iter_leaves(X, scale=4)
-    kernels = _residual_kernels(reader)
-    patterns = kernels is not None and reader.has_treeshap_rows(X)
+    sums = backend_for(reader).sums
+    patterns = sums.patterns and reader.has_treeshap_rows(X)
     if patterns and verbose:
         chunks = progress(
             chunks,
@@ -315,7 +239,7 @@ def treeshap_terms_of(
         target = out[:, start:stop] if per_sample else out
         booster_rounds = None  # all
         if patterns:
-            got, booster_rounds = kernels.treeshap_of_targets(
+            got, booster_rounds = sums.treeshap_of_targets(
                 reader.treeshap_rows(X_chunk),
                 leaves,
                 [y[start:stop] for y in ys],
@@ -330,10 +254,7 @@ def treeshap_terms_of(
                     continue
         residuals = []  # (n, R, K) per target, for the booster's TreeSHAP
         for y in ys:
-            if kernels is not None:
-                residual = kernels.iteration_gradients(leaves, y[start:stop])
-            else:
-                residual = ens.iteration_gradients(leaves, y[start:stop])
+            residual = sums.iteration_gradients(leaves, y[start:stop])
             residual *= -1.0 / ens.iteration_learning_rate[:, None]
             if w is not None:
                 residual *= w[start:stop, None, None]

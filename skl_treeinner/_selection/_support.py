@@ -231,6 +231,26 @@ class SelectionMixin:
             return int(self.support_.sum())
         return int(self.group_support_.sum())
 
+    def _max_count(self) -> int | None:
+        """Return the most features (or groups) the current ``max_features`` keeps.
+
+        The one place a fitted selector turns ``max_features`` into a count
+        (None: no limit): the refit curve's k for ``"best"``/``"1se"``, what
+        the callable returned on fit's X (``max_features_``), else the int or
+        the fraction of the features (or groups).
+        """
+        if isinstance(self.max_features, str):
+            return self._curve_k()
+        if callable(self.max_features):
+            if self.max_features is not self._fitted_max_features:
+                raise NotFittedError(
+                    "max_features was set to a new callable after fit; it is "
+                    "evaluated on the X given to fit, so call fit again."
+                )
+            return self.max_features_
+        n_units, unit = _cutoff_units(self, self._fitted_groups())
+        return _cutoff.resolve_max_features(self.max_features, n_units, unit=unit)
+
     def _curve_k(self) -> int:
         """Return the k ``max_features="best"``/``"1se"`` reads off the curve."""
         if self.max_features not in _refit_curve.CURVE_RULES:
@@ -285,18 +305,7 @@ class SelectionMixin:
         """
         check_is_fitted(self, "scores_")
         groups = self._fitted_groups()
-        n_units, unit = _cutoff_units(self, groups)
-        if isinstance(self.max_features, str):
-            count = self._curve_k()
-        elif callable(self.max_features):
-            if self.max_features is not self._fitted_max_features:
-                raise NotFittedError(
-                    "max_features was set to a new callable after fit; it is "
-                    "evaluated on the X given to fit, so call fit again."
-                )
-            count = self.max_features_
-        else:
-            count = _cutoff.resolve_max_features(self.max_features, n_units, unit=unit)
+        count = self._max_count()
         alpha = _cutoff.check_alpha(self.alpha)
         if groups is None:
             return _cutoff.select(

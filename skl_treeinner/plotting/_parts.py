@@ -11,7 +11,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._stats._cutoff import describe_rule, resolve_max_features
+from .._stats._cutoff import describe_rule
 from .._stats._report import format_pvalue
 from .._utils._optional import import_optional
 from .._utils._validation import check_params
@@ -181,15 +181,11 @@ def rule_text(selector, n_units, grouped) -> str:
     rule = "score > threshold"
     if alpha is not None:
         rule = f"{describe_rule(control, alpha, n_units)} and {rule}"
-    cap = selector.max_features
-    if isinstance(cap, str):  # the refit curve's rule
+    cap = selector._max_count()
+    if isinstance(selector.max_features, str):  # the refit curve's rule
         unit = " groups" if grouped else ""
-        rule += f", the best {selector._curve_k()}{unit} by the refit curve ({cap})"
+        rule += f", the best {cap}{unit} by the refit curve ({selector.max_features})"
         cap = None
-    elif callable(cap):
-        cap = getattr(selector, "max_features_", None)
-    elif cap is not None:
-        cap = resolve_max_features(cap, n_units)
     if cap is not None:
         rule += f", at most {cap}" + (" groups" if grouped else "")
     return rule

@@ -16,7 +16,7 @@ import xgboost as xgb
 from conftest import make_data
 
 from skl_treeinner import TreeInnerSelector, tree_inner
-from skl_treeinner._kernels import _backend as _kernels
+from skl_treeinner._kernels import _compiled as _kernels
 from skl_treeinner._kernels import _device as _device_kernels
 from skl_treeinner._readers import _base, read_model
 from skl_treeinner._readers._xgboost import XGBoostReader

@@ -19,8 +19,10 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 MAX_POSITIONAL = 6
 #: The longest function the package keeps, in lines (its docstring aside).
 MAX_FUNCTION_LINES = 100
-#: Compiled numba kernels take plain arrays by necessity, and are long for
-#: speed (one pass, no calls the compiler cannot inline).
+#: Compiled numba kernels take positional arguments only (numba has no
+#: keyword-only parameters), and are long for speed (one pass, no calls the
+#: compiler cannot inline); they take a model's arrays as structures
+#: (``_kernels/_structures.py``), so within :data:`MAX_KERNEL_POSITIONAL`.
 EXEMPT = {
     "_kernels/cpu/_residuals.py",
     "_kernels/cpu/_treeshap.py",
@@ -32,6 +34,9 @@ EXEMPT = {
     "_kernels/cuda/_treeshap.py",
     "_kernels/_device_layout.py",
 }
+#: The most positional parameters of a compiled kernel, CUDA launches aside
+#: (a launch takes arrays, and structures of them, as its arguments).
+MAX_KERNEL_POSITIONAL = 10
 #: argparse's declarative parser: one statement per option, nothing to split.
 LONG_EXEMPT = {("_cli/_main.py", "build_parser")}
 
@@ -67,6 +72,30 @@ def too_many_positional(source: str) -> list[str]:
             continue
         count = len(node.args.posonlyargs) + len(node.args.args)
         if node.name != "__init__" and count > MAX_POSITIONAL:
+            found.append(f"{node.name} (line {node.lineno}): {count}")
+    return found
+
+
+def _is_cuda_launch(node) -> bool:
+    """Whether ``node`` is a ``@cuda.jit`` kernel (not a device function)."""
+    for deco in node.decorator_list:
+        call = deco.func if isinstance(deco, ast.Call) else deco
+        if ast.unparse(call) == "cuda.jit":
+            device = isinstance(deco, ast.Call) and any(
+                k.arg == "device" for k in deco.keywords
+            )
+            return not device
+    return False
+
+
+def kernels_over_limit(source: str) -> list[str]:
+    """Functions of ``source`` over MAX_KERNEL_POSITIONAL, CUDA launches aside."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.FunctionDef) or _is_cuda_launch(node):
+            continue
+        count = len(node.args.posonlyargs) + len(node.args.args)
+        if count > MAX_KERNEL_POSITIONAL:
             found.append(f"{node.name} (line {node.lineno}): {count}")
     return found
 
@@ -160,6 +189,28 @@ def test_no_function_takes_more_than_six_positional_parameters(path):
     assert not offenders, (
         f"{_name(path)}: functions with more than {MAX_POSITIONAL} positional "
         f"parameters; make the rest keyword-only: {offenders}"
+    )
+
+
+def test_the_kernel_check_tells_launches_from_device_functions():
+    many = ", ".join(f"a{i}" for i in range(11))
+    launch = f"@cuda.jit\ndef k({many}):\n    pass\n"
+    device = f"@cuda.jit(device=True)\ndef d({many}):\n    pass\n"
+    compiled = f"@_jit\ndef c({many}):\n    pass\n"
+    assert kernels_over_limit(launch) == []
+    assert kernels_over_limit(device) == ["d (line 2): 11"]
+    assert kernels_over_limit(compiled) == ["c (line 2): 11"]
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in MODULES if _inside(p) in EXEMPT], ids=_name
+)
+def test_kernels_take_structures_not_long_argument_lists(path):
+    offenders = kernels_over_limit(path.read_text(encoding="utf-8"))
+    assert not offenders, (
+        f"{_name(path)}: kernels with more than {MAX_KERNEL_POSITIONAL} "
+        "positional parameters; pass the model's arrays as the structures of "
+        f"_kernels/_structures.py: {offenders}"
     )
 
 

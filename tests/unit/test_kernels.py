@@ -16,7 +16,7 @@ from conftest import make_data
 from threadpoolctl import threadpool_limits
 
 from skl_treeinner import predecomp, tree_inner
-from skl_treeinner._kernels import _backend as _kernels
+from skl_treeinner._kernels import _compiled as _kernels
 from skl_treeinner._kernels import _row_blocks
 from skl_treeinner._model import _objectives as obj
 from skl_treeinner._readers import _base, read_model
@@ -314,7 +314,7 @@ def test_callers_sharing_a_model_keep_their_own_thread_counts():
     ens = read_model(model).ensemble
     one, eight = _kernels.kernels_for(ens, 1), _kernels.kernels_for(ens, 8)
     assert (one.n_threads, eight.n_threads) == (1, 8)
-    assert one.value is eight.value  # the prepared arrays are shared
+    assert one.arrays.walk is eight.arrays.walk  # the prepared arrays are shared
 
 
 def test_a_model_no_one_holds_is_freed_with_its_kernels(monkeypatch):

@@ -20,7 +20,7 @@ from scipy import sparse
 from test_properties import SETTINGS, make_model, params
 
 from skl_treeinner import tree_inner
-from skl_treeinner._kernels import _backend as _kernels
+from skl_treeinner._kernels import _compiled as _kernels
 from skl_treeinner._kernels import _row_blocks
 from skl_treeinner._readers import read_model
 from skl_treeinner._readers._xgboost import XGBoostReader

@@ -15,7 +15,7 @@ import pytest
 from conftest import patterns_only
 
 from skl_treeinner import tree_inner
-from skl_treeinner._kernels import _backend as _kernels
+from skl_treeinner._kernels import _compiled as _kernels
 from skl_treeinner._readers import read_model
 
 lgb = pytest.importorskip("lightgbm")

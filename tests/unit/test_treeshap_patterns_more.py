@@ -24,7 +24,7 @@ from sklearn.ensemble import (
 )
 
 from skl_treeinner import tree_inner
-from skl_treeinner._kernels import _backend as _kernels
+from skl_treeinner._kernels import _compiled as _kernels
 from skl_treeinner._readers import read_model
 
 pytest.importorskip("skl_treeinner._kernels.cpu._residuals")

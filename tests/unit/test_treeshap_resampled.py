@@ -62,10 +62,7 @@ def test_a_units_value_for_changed_bits_equals_the_leafs_shapley_values(leaf):
     sm.pattern_poly(z[None, :], 0, m, pattern, poly)
     moments = np.empty(bits.size)
     work = np.empty(m + 1)
-    sm.unit_moments(
-        z[None, :], 0, m, pattern, bits, 0, bits.size, weights, poly, work,
-        moments, 0,
-    )  # fmt: skip
+    sm.unit_moments(z[None, :], 0, m, pattern, bits, weights, poly, work, moments, 0)
     prod = np.empty(m + 1)
     got = sm.drawn_value(v, z[None, :], 0, moments, 0, bits, 0, bits.size, drawn, prod)
     expect = np.empty(m)

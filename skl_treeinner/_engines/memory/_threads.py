@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from joblib import effective_n_jobs
 
-from ..._kernels._backend import effective_threads
+from ..._kernels._compiled import effective_threads
 
 __all__ = [
     "ThreadPlan",

@@ -14,6 +14,8 @@ row's own leaves are checked against the booster's first.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -27,9 +29,37 @@ OK = 0
 MISROUTED = 2
 
 
+class _Row(NamedTuple):
+    """One row's scratch: the (unit, tree) pairs of its paths and its own terms.
+
+    ``trees[ptr[u]:ptr[u + 1]]`` are the trees whose path for the row tests
+    unit u (in boosting order), ``nodes`` where each path first tests it,
+    ``own_s`` the unit's PreDecomp in the row's own leaf of each; ``margin``
+    (rounds, outputs) the row's own margin before every round and ``own_g``
+    (rounds, channels, outputs) its gradients there. The rest is scratch.
+    """
+
+    path_unit: np.ndarray
+    path_tree: np.ndarray
+    path_node: np.ndarray
+    trees: np.ndarray
+    nodes: np.ndarray
+    own_s: np.ndarray
+    ptr: np.ndarray
+    fill: np.ndarray
+    margin: np.ndarray
+    own_g: np.ndarray
+    f: np.ndarray
+    g: np.ndarray
+    delta: np.ndarray
+    pending: np.ndarray
+
+
 @_jit
-def _leaf(X, i, src, u, root, unit_of, left, right, feature, threshold, miss, strict):
+def _leaf(X, i, src, u, root, unit_of, trees, rule):
     """Return the leaf row i reaches from node ``root``, unit u's values from src."""
+    left, right, feature = trees.left, trees.right, trees.feature
+    threshold, miss, strict = rule
     node = root
     while left[node] >= 0:
         f = feature[node]
@@ -42,8 +72,9 @@ def _leaf(X, i, src, u, root, unit_of, left, right, feature, threshold, miss, st
 
 
 @_jit
-def _unit_sum(node, u, shift, unit_of, tab_ptr, tab_col, tab_val):
+def _unit_sum(node, u, shift, unit_of, table):
     """Return unit u's PreDecomp in ``node`` (its columns' path-table entries)."""
+    tab_ptr, tab_col, tab_val = table.ptr, table.col, table.val
     s = 0.0
     for e in range(tab_ptr[node], tab_ptr[node + 1]):
         if unit_of[tab_col[e] - shift] == u:
@@ -52,12 +83,13 @@ def _unit_sum(node, u, shift, unit_of, tab_ptr, tab_col, tab_val):
 
 
 @_jit
-def path_bound(offsets, left, right, n_trees):
+def path_bound(trees):
     """Return the sum over trees of their deepest leaf's depth."""
+    offsets, left, right = trees.offsets, trees.left, trees.right
     stack = np.empty(left.shape[0] + 1, np.int64)
     depth = np.empty(left.shape[0] + 1, np.int64)
     total = 0
-    for t in range(n_trees):
+    for t in range(offsets.shape[0] - 1):
         top, deepest = 0, 0
         stack[0], depth[0] = offsets[t], 0
         while top >= 0:
@@ -74,203 +106,183 @@ def path_bound(offsets, left, right, n_trees):
 
 
 @_jit
-def permuted_terms(
-    X,
-    start,
-    leaves,
-    perm,
-    y,
-    w,
-    value,
-    intercept,
-    indptr,
-    group,
-    tree_round,
-    code,
-    prm,
-    inv_lr,
-    offsets,
-    left,
-    right,
-    feature,
-    threshold,
-    missing_left,
-    strict,
-    unit_of,
-    unit_ptr,
-    unit_trees,
-    col_ptr,
-    unit_cols,
-    tab_ptr,
-    tab_col,
-    tab_val,
-    n_features,
-    own,
-    out,
-):
+def permuted_terms(block, walk, trees, rule, table, units):
     """out[c, i, u] = mean over draws of row i's term of unit u, resampled.
 
-    Rows ``i`` of the block are rows ``start + i`` of ``X`` (the rows in the
-    split rule's dtype, NaN missing); ``leaves``, ``y`` (C channels of
-    targets, shape (C, rows)), ``w`` and ``out`` (C, rows, n_units) are the
-    block's. ``perm[b, start + i]`` is the row of X that lends row i its
-    unit values in draw b. ``unit_of[k]`` is the unit of model column k (or
-    -1); ``unit_ptr`` has one entry more than there are units (the trees
-    that split on unit u, ``unit_trees[unit_ptr[u]:unit_ptr[u + 1]]``, are
-    not walked: of those, only the ones whose path for the row tests u can
-    change, and the row's own walk finds them), and
-    ``unit_cols[col_ptr[u]:col_ptr[u + 1]]`` are its columns.
-    ``own[c, i, u]`` is row i's own term of unit u (the block's rows): a
-    draw whose source row holds the same values of the unit (NaN alike)
+    ``block`` (:class:`~skl_treeinner._kernels._structures.Block`) holds the
+    rows, their draws and ``out``; ``walk``, ``trees``, ``rule`` and
+    ``table`` are the model's, ``units`` the units
+    (:mod:`skl_treeinner._kernels._structures`). Of the trees that split on a
+    unit, only the ones whose path for the row tests it can change, and the
+    row's own walk finds them. ``own[c, i, u]`` is row i's own term of unit u:
+    a draw whose source row holds the same values of the unit (NaN alike)
     reaches the same leaves, so it takes that term without a walk; an empty
-    ``own`` (no channel) walks every draw.
-    Returns OK, or MISROUTED when the rule sends a row to another leaf than
-    the booster (nothing is then trusted).
+    ``own`` (no channel) walks every draw. Returns OK, or MISROUTED when the
+    rule sends a row to another leaf than the booster (nothing is then
+    trusted).
     """
-    n, n_trees = leaves.shape
-    n_draws = perm.shape[0]
-    channels = y.shape[0]
-    n_outputs = intercept.shape[0]
-    n_rounds = indptr.shape[0] - 1
-    n_units = unit_ptr.shape[0] - 1
-    margin = np.empty((n_rounds, n_outputs))
-    f = np.empty(n_outputs)
-    g = np.empty(n_outputs)
-    delta = np.empty(n_outputs)
-    pending = np.empty(n_outputs)
-    weighted = w.shape[0] > 0
-    shortcut = own.shape[0] > 0
-    per_draw = 1.0 / n_draws
+    n_outputs = walk.intercept.shape[0]
+    n_rounds = walk.indptr.shape[0] - 1
+    n_units = units.tree_ptr.shape[0] - 1
     # A unit can change a row's leaf only in the trees whose path for the row
     # tests it: elsewhere the resampled row follows the same path to the same
     # leaf, where the unit's PreDecomp is zero (Def. 1). So each row's trees
     # of each unit are those: (unit, tree) pairs of its paths, by unit.
-    cap = path_bound(offsets, left, right, n_trees)
-    path_unit = np.empty(cap, np.int64)
-    path_tree = np.empty(cap, np.int64)
-    path_node = np.empty(cap, np.int64)
-    row_trees = np.empty(cap, np.int64)
-    # Where each row's path first tests the unit: above it the resampled
-    # row follows the row's own path, so its walk starts there.
-    row_nodes = np.empty(cap, np.int64)
-    # Per entry of row_trees, the unit's PreDecomp in the row's own leaf; per
-    # round and channel, the row's own gradient. A resampled walk that lands
-    # in the row's own leaf takes the first, and one whose earlier trees left
-    # its margin as it was (delta exactly 0) takes the second: the numbers
-    # the walk would compute, computed once per row instead of once a draw.
-    own_s = np.empty(cap)
-    own_g = np.empty((n_rounds, channels, n_outputs))
-    row_ptr = np.empty(n_units + 1, np.int64)
-    fill = np.empty(n_units, np.int64)
-    for i in range(n):
-        row = start + i
-        # The booster's leaves must be the rule's, tree by tree; the walk
-        # notes the units each path tests (once per path).
-        m = 0
-        for t in range(n_trees):
-            node = offsets[t]
-            first = m
-            while left[node] >= 0:
-                col = feature[node]
-                u = unit_of[col]
-                if u >= 0:
-                    seen = False
-                    for e in range(first, m):
-                        if path_unit[e] == u:
-                            seen = True
-                            break
-                    if not seen:
-                        path_unit[m] = u
-                        path_tree[m] = t
-                        path_node[m] = node
-                        m += 1
-                if takes_left(X[row, col], threshold[node], missing_left[node], strict):
-                    node = left[node]
-                else:
-                    node = right[node]
-            if node != leaves[i, t]:
-                return MISROUTED
-        for u in range(n_units + 1):
-            row_ptr[u] = 0
-        for e in range(m):
-            row_ptr[path_unit[e] + 1] += 1
-        for u in range(n_units):
-            row_ptr[u + 1] += row_ptr[u]
-            fill[u] = row_ptr[u]
-        for e in range(m):  # trees in boosting order within each unit
-            u = path_unit[e]
-            row_trees[fill[u]] = path_tree[e]
-            row_nodes[fill[u]] = path_node[e]
-            fill[u] += 1
-        for u in range(n_units):
-            for q in range(row_ptr[u], row_ptr[u + 1]):
-                t = row_trees[q]
-                own_s[q] = _unit_sum(
-                    leaves[i, t], u, group[t] * n_features, unit_of, tab_ptr,
-                    tab_col, tab_val,
-                )  # fmt: skip
-        # The row's own margin before every round, and its gradients there.
+    cap = path_bound(trees)
+    # Per entry of the row's trees, the unit's PreDecomp in the row's own
+    # leaf; per round and channel, the row's own gradient. A resampled walk
+    # that lands in the row's own leaf takes the first, and one whose earlier
+    # trees left its margin as it was (delta exactly 0) takes the second: the
+    # numbers the walk would compute, computed once per row instead of once a
+    # draw.
+    row = _Row(
+        np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
+        np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap),
+        np.empty(n_units + 1, np.int64), np.empty(n_units, np.int64),
+        np.empty((n_rounds, n_outputs)),
+        np.empty((n_rounds, block.y.shape[0], n_outputs)), np.empty(n_outputs),
+        np.empty(n_outputs), np.empty(n_outputs), np.empty(n_outputs),
+    )  # fmt: skip
+    for i in range(block.leaves.shape[0]):
+        if not _own_paths(block, i, walk, trees, rule, table, units, row):
+            return MISROUTED
+        _draws(block, i, walk, trees, rule, table, units, row)
+    return OK
+
+
+@_jit
+def _own_paths(block, i, walk, trees, rule, table, units, row):
+    """Fill ``row`` for row i of the block; False where the rule misroutes it."""
+    X, leaves, y = block.X, block.leaves, block.y
+    at = block.start + i
+    offsets, left = trees.offsets, trees.left
+    right, feature = trees.right, trees.feature
+    threshold, missing_left, strict = rule
+    value, intercept = walk.value, walk.intercept
+    indptr, group = walk.indptr, walk.group
+    unit_of, n_features = units.unit_of, table.n_features
+    n_units = units.tree_ptr.shape[0] - 1
+    n_outputs = intercept.shape[0]
+    path_unit, path_tree, path_node = row.path_unit, row.path_tree, row.path_node
+    row_ptr, fill, f, g = row.ptr, row.fill, row.f, row.g
+    # The booster's leaves must be the rule's, tree by tree; the walk notes
+    # the units each path tests (once per path).
+    m = 0
+    for t in range(leaves.shape[1]):
+        node = offsets[t]
+        first = m
+        while left[node] >= 0:
+            col = feature[node]
+            u = unit_of[col]
+            if u >= 0:
+                seen = False
+                for e in range(first, m):
+                    if path_unit[e] == u:
+                        seen = True
+                        break
+                if not seen:
+                    path_unit[m] = u
+                    path_tree[m] = t
+                    path_node[m] = node
+                    m += 1
+            if takes_left(X[at, col], threshold[node], missing_left[node], strict):
+                node = left[node]
+            else:
+                node = right[node]
+        if node != leaves[i, t]:
+            return False
+    for u in range(n_units + 1):
+        row_ptr[u] = 0
+    for e in range(m):
+        row_ptr[path_unit[e] + 1] += 1
+    for u in range(n_units):
+        row_ptr[u + 1] += row_ptr[u]
+        fill[u] = row_ptr[u]
+    for e in range(m):  # trees in boosting order within each unit
+        u = path_unit[e]
+        row.trees[fill[u]] = path_tree[e]
+        row.nodes[fill[u]] = path_node[e]
+        fill[u] += 1
+    for u in range(n_units):
+        for q in range(row_ptr[u], row_ptr[u + 1]):
+            t = row.trees[q]
+            shift = group[t] * n_features
+            row.own_s[q] = _unit_sum(leaves[i, t], u, shift, unit_of, table)
+    # The row's own margin before every round, and its gradients there.
+    for k in range(n_outputs):
+        f[k] = intercept[k]
+    for r in range(indptr.shape[0] - 1):
         for k in range(n_outputs):
-            f[k] = intercept[k]
-        for r in range(n_rounds):
+            row.margin[r, k] = f[k]
+        for c in range(y.shape[0]):
+            gradient(walk.code, walk.prm, f, y[c, i], g)
             for k in range(n_outputs):
-                margin[r, k] = f[k]
-            for c in range(channels):
-                gradient(code, prm, f, y[c, i], g)
-                for k in range(n_outputs):
-                    own_g[r, c, k] = g[k]
-            for t in range(indptr[r], indptr[r + 1]):
-                f[group[t]] += value[leaves[i, t]]
-        wi = w[i] if weighted else 1.0
-        for b in range(n_draws):
-            src = perm[b, row]
-            for u in range(n_units):
-                if row_ptr[u + 1] == row_ptr[u]:
-                    continue  # none of the row's paths tests it: its terms are 0
-                if shortcut and same_values(
-                    X, row, src, unit_cols, col_ptr[u], col_ptr[u + 1]
-                ):
+                row.own_g[r, c, k] = g[k]
+        for t in range(indptr[r], indptr[r + 1]):
+            f[group[t]] += value[leaves[i, t]]
+    return True
+
+
+@_jit
+def _draws(block, i, walk, trees, rule, table, units, row):
+    """Add row i's resampled terms of every unit, over the draws, to ``out``."""
+    X, leaves, perm, y, w, own, out = (
+        block.X, block.leaves, block.perm, block.y, block.w, block.own, block.out
+    )  # fmt: skip
+    value, group, inv_lr = walk.value, walk.group, walk.inv_lr
+    code, prm, tree_round = walk.code, walk.prm, trees.tree_round
+    unit_of, col_ptr, unit_cols = units.unit_of, units.col_ptr, units.cols
+    n_features = table.n_features
+    n_units = units.tree_ptr.shape[0] - 1
+    n_draws = perm.shape[0]
+    n_outputs = walk.intercept.shape[0]
+    channels = y.shape[0]
+    row_ptr, delta, pending, f, g = row.ptr, row.delta, row.pending, row.f, row.g
+    shortcut = own.shape[0] > 0
+    per_draw = 1.0 / n_draws
+    at = block.start + i
+    wi = w[i] if w.shape[0] > 0 else 1.0
+    for b in range(n_draws):
+        src = perm[b, at]
+        for u in range(n_units):
+            if row_ptr[u + 1] == row_ptr[u]:
+                continue  # none of the row's paths tests it: its terms are 0
+            lo_c, hi_c = col_ptr[u], col_ptr[u + 1]
+            if shortcut and same_values(X, at, src, unit_cols, lo_c, hi_c):
+                for c in range(channels):
+                    out[c, i, u] += own[c, i, u] * per_draw
+                continue
+            for k in range(n_outputs):
+                delta[k] = 0.0
+                pending[k] = 0.0
+            current = -1
+            unshifted = True  # every delta[k] is exactly 0
+            for q in range(row_ptr[u], row_ptr[u + 1]):
+                t = row.trees[q]
+                r = tree_round[t]
+                if r != current:  # the trees of a round share its margin
+                    for k in range(n_outputs):
+                        delta[k] += pending[k]
+                        pending[k] = 0.0
+                        if delta[k] != 0.0:
+                            unshifted = False
+                    current = r
+                node = _leaf(X, at, src, u, row.nodes[q], unit_of, trees, rule)
+                kk = group[t]
+                if node == leaves[i, t]:
+                    s = row.own_s[q]
+                else:
+                    s = _unit_sum(node, u, kk * n_features, unit_of, table)
+                    pending[kk] += value[node] - value[leaves[i, t]]
+                if s == 0.0:
+                    continue
+                scale = wi * inv_lr[t] * s * per_draw
+                if unshifted:
                     for c in range(channels):
-                        out[c, i, u] += own[c, i, u] * per_draw
+                        out[c, i, u] -= scale * row.own_g[r, c, kk]
                     continue
                 for k in range(n_outputs):
-                    delta[k] = 0.0
-                    pending[k] = 0.0
-                current = -1
-                unshifted = True  # every delta[k] is exactly 0
-                for q in range(row_ptr[u], row_ptr[u + 1]):
-                    t = row_trees[q]
-                    r = tree_round[t]
-                    if r != current:  # the trees of a round share its margin
-                        for k in range(n_outputs):
-                            delta[k] += pending[k]
-                            pending[k] = 0.0
-                            if delta[k] != 0.0:
-                                unshifted = False
-                        current = r
-                    node = _leaf(
-                        X, row, src, u, row_nodes[q], unit_of, left, right, feature,
-                        threshold, missing_left, strict,
-                    )  # fmt: skip
-                    kk = group[t]
-                    if node == leaves[i, t]:
-                        s = own_s[q]
-                    else:
-                        s = _unit_sum(
-                            node, u, kk * n_features, unit_of, tab_ptr, tab_col,
-                            tab_val,
-                        )  # fmt: skip
-                        pending[kk] += value[node] - value[leaves[i, t]]
-                    if s == 0.0:
-                        continue
-                    scale = wi * inv_lr[t] * s * per_draw
-                    if unshifted:
-                        for c in range(channels):
-                            out[c, i, u] -= scale * own_g[r, c, kk]
-                        continue
-                    for k in range(n_outputs):
-                        f[k] = margin[r, k] + delta[k]
-                    for c in range(channels):
-                        gradient(code, prm, f, y[c, i], g)
-                        out[c, i, u] -= scale * g[kk]
-    return OK
+                    f[k] = row.margin[r, k] + delta[k]
+                for c in range(channels):
+                    gradient(code, prm, f, y[c, i], g)
+                    out[c, i, u] -= scale * g[kk]

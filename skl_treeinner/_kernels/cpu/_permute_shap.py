@@ -21,6 +21,8 @@ leaves made into the gradients of the later rounds (Eq. 21).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -45,12 +47,106 @@ _jit = njit(nogil=True, cache=True)
 STATES_PER_BLOCK = 1 << 19
 
 
+class _Layout(NamedTuple):
+    """One tree's leaves, their paths' features and the units on each leaf.
+
+    The nodes root first (``order[:n_order]``; empty where a path has over
+    MAX_PATH_FEATURES features); per split its feature's local number on the
+    leaves below (``node_bit``); per leaf its node, its m distinct path
+    features' z, and its entries (``entry_ptr[j]:entry_ptr[j + 1]``): a unit,
+    the mask of its local features and the features
+    (``bits[bit_ptr[e]:bit_ptr[e + 1]]``); per leaf where its table of
+    moments starts (``table_start[j + 1] == table_start[j]``: none, evaluated
+    per row) and how many moments it has (``m_sum``).
+    """
+
+    order: np.ndarray
+    n_order: int
+    node_bit: np.ndarray
+    leaf_ids: np.ndarray
+    n_unique: np.ndarray
+    uniq_zero: np.ndarray
+    entry_ptr: np.ndarray
+    entry_unit: np.ndarray
+    entry_mask: np.ndarray
+    bit_ptr: np.ndarray
+    bits: np.ndarray
+    table_start: np.ndarray
+    m_sum: np.ndarray
+
+
+class _Scratch(NamedTuple):
+    """The kernel's scratch: W(s, m) for every m, polynomials, margins.
+
+    ``slot_of[u]`` is unit u's place among the current tree's units (-1:
+    none of them).
+    """
+
+    shapley: np.ndarray
+    poly: np.ndarray
+    work: np.ndarray
+    prod: np.ndarray
+    slot_of: np.ndarray
+    f: np.ndarray
+    g: np.ndarray
+
+
+class _State(NamedTuple):
+    """Per (row, draw, unit) of a block of rows a0..a0 + nr, over the rounds.
+
+    ``same``: the draw lends the row its own values (its own term, no walk);
+    ``delta``: how far the margin moved (``shifted``: nonzero), ``pending``
+    the moves of the current round, ``touched[:n_touched[0]]`` the states it
+    moved (``marked``); ``own_f`` and ``own_g`` each row's own margin and
+    gradients before the round.
+    """
+
+    a0: int
+    same: np.ndarray
+    shifted: np.ndarray
+    delta: np.ndarray
+    pending: np.ndarray
+    touched: np.ndarray
+    n_touched: np.ndarray
+    marked: np.ndarray
+    own_f: np.ndarray
+    own_g: np.ndarray
+
+
+class _Tree(NamedTuple):
+    """One tree's layout and its per-row scratch.
+
+    ``store`` holds the moments M_U (per leaf of few features a table over
+    its patterns, filled as rows meet them, ``ready``; per other leaf the
+    row's own, after it) and ``mom_at[j]`` where the row's are; ``pat`` and
+    ``spat`` the row's and its source's o bits per node; ``own_phi``, ``phi``
+    and ``new_leaf`` per unit of the tree; ``unit_bits`` per leaf the o bits
+    of every unit's features.
+    """
+
+    t: int
+    units: np.ndarray
+    lay: _Layout
+    store: np.ndarray
+    ready: np.ndarray
+    mom_start: np.ndarray
+    mom_at: np.ndarray
+    pat: np.ndarray
+    spat: np.ndarray
+    phi: np.ndarray
+    own_phi: np.ndarray
+    unit_bits: np.ndarray
+    new_leaf: np.ndarray
+
+
 @_jit
-def _node_patterns(X, row, lo, order, n_order, left, right, feature, threshold,
-                   miss, strict, node_bit, pat):  # fmt: skip
+def _node_patterns(X, row, lo, lay, trees, rule, pat):
     """pat[node - lo] = the o bits so far of the leaves below, for row ``row``."""
+    left, right, feature = trees.left, trees.right, trees.feature
+    threshold, miss, strict = rule
+    order, node_bit = lay.order, lay.node_bit
     pat[0] = -1
-    for k in range(n_order):
+    for k in range(lay.n_order):
         node = lo + order[k]
         if left[node] < 0:
             continue
@@ -62,21 +158,10 @@ def _node_patterns(X, row, lo, order, n_order, left, right, feature, threshold,
 
 
 @_jit
-def _tree_layout(lo, hi, left, right, parent, feature, cover, unit_of, rows):
-    """One tree's leaves, their paths' features and the units on each leaf.
-
-    Returns ``(order, n_order, node_bit, leaf_ids, n_unique, uniq_zero,
-    entry_ptr, entry_unit, entry_mask, bit_ptr, bits, table_start, m_sum)``:
-    the nodes root first; per split its feature's local number on the
-    leaves below; per leaf its node, its m distinct path features' z, and
-    its entries (``entry_ptr[j]:entry_ptr[j + 1]``): a unit, the mask of its
-    local features and the features (``bits[bit_ptr[e]:bit_ptr[e + 1]]``);
-    per leaf where its table of moments starts (``table_start[j + 1] ==
-    table_start[j]``: none, evaluated per row) and how many moments it has.
-    Returns an empty ``order`` when a path has over MAX_PATH_FEATURES features.
-    """
+def _tree_layout(lo, hi, trees, unit_of, rows):
+    """Return tree ``lo:hi``'s :class:`_Layout` for a block of ``rows`` rows."""
     (leaf_ids, _, _, _, _, uniq_feature, uniq_zero, n_unique, node_bit) = leaf_paths(
-        lo, hi, left, parent, feature, cover
+        lo, hi, trees.left, trees.parent, trees.feature, trees.cover
     )  # fmt: skip
     n_leaves = leaf_ids.shape[0]
     width = uniq_feature.shape[1]
@@ -93,9 +178,9 @@ def _tree_layout(lo, hi, left, right, parent, feature, cover, unit_of, rows):
     for j in range(n_leaves):
         m = n_unique[j]
         if m > MAX_PATH_FEATURES:
-            return (np.empty(0, np.int64), 0, node_bit, leaf_ids, n_unique,
-                    uniq_zero, entry_ptr, entry_unit, entry_mask, bit_ptr,
-                    bits, table_start, m_sum)  # fmt: skip
+            return _Layout(np.empty(0, np.int64), 0, node_bit, leaf_ids, n_unique,
+                           uniq_zero, entry_ptr, entry_unit, entry_mask, bit_ptr,
+                           bits, table_start, m_sum)  # fmt: skip
         # The units on the leaf, each with its local features.
         for q in range(m):
             unit = unit_of[uniq_feature[j, q]]
@@ -125,310 +210,323 @@ def _tree_layout(lo, hi, left, right, parent, feature, cover, unit_of, rows):
             and table_start[j] + (1 << m) * m_sum[j] <= budget
         )
         table_start[j + 1] = table_start[j] + ((1 << m) * m_sum[j] if dense else 0)
-    order, tail = nodes_root_first(lo, hi, left, right)
-    return (order, tail, node_bit, leaf_ids, n_unique, uniq_zero, entry_ptr,
-            entry_unit, entry_mask, bit_ptr, bits, table_start, m_sum)  # fmt: skip
+    order, tail = nodes_root_first(lo, hi, trees.left, trees.right)
+    return _Layout(order, tail, node_bit, leaf_ids, n_unique, uniq_zero,
+                   entry_ptr, entry_unit, entry_mask, bit_ptr, bits, table_start,
+                   m_sum)  # fmt: skip
 
 
 @_jit
-def permuted_treeshap_terms(
-    X,
-    start,
-    leaves,
-    perm,
-    y,
-    w,
-    value,
-    intercept,
-    indptr,
-    group,
-    code,
-    prm,
-    inv_lr,
-    offsets,
-    left,
-    right,
-    parent,
-    feature,
-    cover,
-    threshold,
-    missing_left,
-    strict,
-    unit_of,
-    col_ptr,
-    unit_cols,
-    tree_unit_ptr,
-    tree_units,
-    own,
-    out,
-):
+def permuted_treeshap_terms(block, walk, trees, rule, units):
     """out[c, i, u] = mean over draws of row i's TreeSHAP term of unit u, resampled.
 
     The arguments are :func:`~skl_treeinner._kernels.cpu._permute.permuted_terms`'
-    (``X`` every held-out row, the block's ``leaves``, ``y`` (C, rows),
-    ``w``, ``own`` and ``out`` (C, rows, n_units), ``perm[b, start + i]``
-    the row lending row i its unit values in draw b), with the trees' shape
-    for TreeSHAP (``parent``, ``cover``) in place of the path table, and
-    the units of each tree (``tree_units[tree_unit_ptr[t]:tree_unit_ptr[t +
-    1]]``, those on any of its paths) in place of each unit's trees.
+    (:mod:`skl_treeinner._kernels._structures`), without the path table: the
+    trees' shape for TreeSHAP and the units of each tree (those on any of its
+    paths, ``units.units[units.unit_ptr[t]:units.unit_ptr[t + 1]]``) serve.
     Returns OK, MISROUTED (a row's leaf by the split rule is not the
     booster's) or TOO_DEEP (a path over MAX_PATH_FEATURES features).
     """
+    leaves, perm, y = block.leaves, block.perm, block.y
+    intercept, indptr = walk.intercept, walk.indptr
+    group, value = walk.group, walk.value
+    tree_unit_ptr, tree_units = units.unit_ptr, units.units
     n, n_trees = leaves.shape
     n_draws = perm.shape[0]
     channels = y.shape[0]
     n_outputs = intercept.shape[0]
     n_rounds = indptr.shape[0] - 1
-    n_units = col_ptr.shape[0] - 1
-    shortcut = own.shape[0] > 0
-    weighted = w.shape[0] > 0
-    per_draw = 1.0 / n_draws
-    block = max(1, min(n, STATES_PER_BLOCK // max(n_draws * n_units * n_outputs, 1)))
+    n_units = units.col_ptr.shape[0] - 1
+    block_rows = max(
+        1, min(n, STATES_PER_BLOCK // max(n_draws * n_units * n_outputs, 1))
+    )
     shapley = np.zeros((MAX_PATH_FEATURES + 1, MAX_PATH_FEATURES + 1))
     for m in range(1, MAX_PATH_FEATURES + 1):
         shapley[m, :m] = _shapley_weights(m)
-    poly = np.empty(MAX_PATH_FEATURES + 1)
-    work = np.empty(MAX_PATH_FEATURES + 1)
-    prod = np.empty(MAX_PATH_FEATURES + 1)
-    slot_of = np.full(n_units, -1, np.int64)
-    f = np.empty(n_outputs)
-    g = np.empty(n_outputs)
-    for a0 in range(0, n, block):
-        nr = min(block, n - a0)
-        # Per (row, draw, unit): whether the draw lends the row's own values
-        # (the row's own term, no walk), and how far the margin moved.
-        same = np.zeros((nr, n_draws, n_units), np.bool_)
-        if shortcut:
-            for i in range(nr):
-                row = start + a0 + i
-                for b in range(n_draws):
-                    src = perm[b, row]
-                    for u in range(n_units):
-                        same[i, b, u] = same_values(
-                            X, row, src, unit_cols, col_ptr[u], col_ptr[u + 1]
-                        )
-        delta = np.zeros((nr, n_draws, n_units, n_outputs))
-        pending = np.zeros((nr, n_draws, n_units, n_outputs))
-        shifted = np.zeros((nr, n_draws, n_units), np.bool_)
-        touched = np.empty(nr * n_draws * n_units, np.int64)
-        marked = np.zeros((nr, n_draws, n_units), np.bool_)
-        own_f = np.empty((nr, n_outputs))
-        own_g = np.empty((nr, channels, n_outputs))
-        for i in range(nr):
-            for k in range(n_outputs):
-                own_f[i, k] = intercept[k]
+    scratch = _Scratch(
+        shapley, np.empty(MAX_PATH_FEATURES + 1), np.empty(MAX_PATH_FEATURES + 1),
+        np.empty(MAX_PATH_FEATURES + 1), np.full(n_units, -1, np.int64),
+        np.empty(n_outputs), np.empty(n_outputs),
+    )  # fmt: skip
+    g = scratch.g
+    for a0 in range(0, n, block_rows):
+        nr = min(block_rows, n - a0)
+        state = _block_state(block, a0, nr, walk, units)
+        own_f, own_g = state.own_f, state.own_g
         for r in range(n_rounds):
             for i in range(nr):
                 for c in range(channels):
-                    gradient(code, prm, own_f[i], y[c, a0 + i], g)
+                    gradient(walk.code, walk.prm, own_f[i], y[c, a0 + i], g)
                     for k in range(n_outputs):
                         own_g[i, c, k] = g[k]
-            n_touched = 0
+            state.n_touched[0] = 0
             for t in range(indptr[r], indptr[r + 1]):
                 lo_u, hi_u = tree_unit_ptr[t], tree_unit_ptr[t + 1]
                 if hi_u == lo_u:
                     continue
                 for s in range(lo_u, hi_u):
-                    slot_of[tree_units[s]] = s - lo_u
-                status, n_touched = _tree_terms(
-                    X, start, a0, nr, t, leaves, perm, y, w, weighted, value,
-                    group[t], inv_lr[t], offsets, left, right, parent, feature,
-                    cover, threshold, missing_left, strict, unit_of, slot_of,
-                    tree_units[lo_u:hi_u], shapley, poly, work, prod, same,
-                    shifted, delta, pending, touched, marked, n_touched, own_f,
-                    own_g, code, prm, f, g, per_draw, channels, out,
-                )  # fmt: skip
+                    scratch.slot_of[tree_units[s]] = s - lo_u
+                status = _tree_terms(block, t, nr, walk, trees, rule, units, scratch,
+                                     state)  # fmt: skip
                 for s in range(lo_u, hi_u):
-                    slot_of[tree_units[s]] = -1
+                    scratch.slot_of[tree_units[s]] = -1
                 if status != OK:
                     return status
-            # The round's leaves move the margins of the next rounds.
-            for e in range(n_touched):
-                idx = touched[e]
-                i, rest = divmod(idx, n_draws * n_units)
-                b, u = divmod(rest, n_units)
-                marked[i, b, u] = False
-                for k in range(n_outputs):
-                    delta[i, b, u, k] += pending[i, b, u, k]
-                    pending[i, b, u, k] = 0.0
-                    if delta[i, b, u, k] != 0.0:
-                        shifted[i, b, u] = True
+            _end_round(state)
             for i in range(nr):
                 for t in range(indptr[r], indptr[r + 1]):
                     own_f[i, group[t]] += value[leaves[a0 + i, t]]
-        if shortcut:
-            for i in range(nr):
-                for b in range(n_draws):
-                    for u in range(n_units):
-                        if same[i, b, u]:
-                            for c in range(channels):
-                                out[c, a0 + i, u] += own[c, a0 + i, u] * per_draw
+        _add_own(block, state)
     return OK
 
 
 @_jit
-def _tree_terms(
-    X, start, a0, nr, t, leaves, perm, y, w, weighted, value, kk, inv_lr_t,
-    offsets, left, right, parent, feature, cover, threshold, miss, strict,
-    unit_of, slot_of, units, shapley, poly, work, prod, same, shifted, delta,
-    pending, touched, marked, n_touched, own_f, own_g, code, prm, f, g,
-    per_draw, channels, out,
-):  # fmt: skip
+def _block_state(block, a0, nr, walk, units):
+    """Return the :class:`_State` of rows a0..a0 + nr before the first round."""
+    X, perm, own = block.X, block.perm, block.own
+    col_ptr, unit_cols = units.col_ptr, units.cols
+    n_draws, n_units = perm.shape[0], col_ptr.shape[0] - 1
+    n_outputs = walk.intercept.shape[0]
+    # Per (row, draw, unit): whether the draw lends the row's own values
+    # (the row's own term, no walk), and how far the margin moved.
+    same = np.zeros((nr, n_draws, n_units), np.bool_)
+    if own.shape[0] > 0:
+        for i in range(nr):
+            row = block.start + a0 + i
+            for b in range(n_draws):
+                src = perm[b, row]
+                for u in range(n_units):
+                    same[i, b, u] = same_values(
+                        X, row, src, unit_cols, col_ptr[u], col_ptr[u + 1]
+                    )
+    own_f = np.empty((nr, n_outputs))
+    for i in range(nr):
+        for k in range(n_outputs):
+            own_f[i, k] = walk.intercept[k]
+    return _State(
+        a0, same, np.zeros((nr, n_draws, n_units), np.bool_),
+        np.zeros((nr, n_draws, n_units, n_outputs)),
+        np.zeros((nr, n_draws, n_units, n_outputs)),
+        np.empty(nr * n_draws * n_units, np.int64), np.zeros(1, np.int64),
+        np.zeros((nr, n_draws, n_units), np.bool_), own_f,
+        np.empty((nr, block.y.shape[0], n_outputs)),
+    )  # fmt: skip
+
+
+@_jit
+def _end_round(state):
+    """Move the margins of the next rounds by the round's leaves."""
+    n_draws, n_units, n_outputs = state.delta.shape[1:]
+    delta, pending = state.delta, state.pending
+    for e in range(state.n_touched[0]):
+        idx = state.touched[e]
+        i, rest = divmod(idx, n_draws * n_units)
+        b, u = divmod(rest, n_units)
+        state.marked[i, b, u] = False
+        for k in range(n_outputs):
+            delta[i, b, u, k] += pending[i, b, u, k]
+            pending[i, b, u, k] = 0.0
+            if delta[i, b, u, k] != 0.0:
+                state.shifted[i, b, u] = True
+
+
+@_jit
+def _add_own(block, state):
+    """Draws that lend a row its own values take the row's own terms."""
+    if block.own.shape[0] == 0:
+        return
+    own, out, same, a0 = block.own, block.out, state.same, state.a0
+    nr, n_draws, n_units = same.shape
+    per_draw = 1.0 / n_draws
+    for i in range(nr):
+        for b in range(n_draws):
+            for u in range(n_units):
+                if same[i, b, u]:
+                    for c in range(own.shape[0]):
+                        out[c, a0 + i, u] += own[c, a0 + i, u] * per_draw
+
+
+@_jit
+def _tree_terms(block, t, nr, walk, trees, rule, units, scratch, state):
     """Tree t's resampled terms of its units for the block's rows a0..a0+nr.
 
-    Returns ``(status, n_touched)``: the (row, draw, unit) states whose
-    margin the tree moved are appended to ``touched`` (``pending`` holds the
-    moves until the round ends).
+    Returns the status; the (row, draw, unit) states whose margin the tree
+    moved are appended to ``state.touched`` (``pending`` holds the moves
+    until the round ends).
     """
-    lo, hi = offsets[t], offsets[t + 1]
-    (order, n_order, node_bit, leaf_ids, n_unique, uniq_zero, entry_ptr,
-     entry_unit, entry_mask, bit_ptr, bits, table_start, m_sum) = _tree_layout(
-        lo, hi, left, right, parent, feature, cover, unit_of, nr
-    )  # fmt: skip
-    if n_order == 0:
-        return TOO_DEEP, n_touched
-    n_leaves = leaf_ids.shape[0]
-    n_slots = units.shape[0]
-    n_draws = perm.shape[0]
-    n_units = slot_of.shape[0]
-    n_table = table_start[n_leaves]
-    # The moments M_U: per leaf of few features a table over its patterns,
-    # filled as rows meet them; per other leaf the row's own, after it.
+    lo, hi = trees.offsets[t], trees.offsets[t + 1]
+    lay = _tree_layout(lo, hi, trees, units.unit_of, nr)
+    if lay.n_order == 0:
+        return TOO_DEEP
+    n_leaves = lay.leaf_ids.shape[0]
+    n_slots = units.unit_ptr[t + 1] - units.unit_ptr[t]
+    n_table = lay.table_start[n_leaves]
     mom_start = np.zeros(n_leaves + 1, np.int64)
     for j in range(n_leaves):
-        mom_start[j + 1] = mom_start[j] + m_sum[j]
-    store = np.empty(n_table + mom_start[n_leaves])
-    ready = np.zeros(n_table, np.bool_)
-    mom_at = np.empty(n_leaves, np.int64)  # where the row's moments of leaf j are
-    pat = np.empty(hi - lo, np.int64)
-    spat = np.empty(hi - lo, np.int64)
-    phi = np.empty(n_slots)
-    own_phi = np.empty(n_slots)
-    # Per leaf, the o bits of every unit's features.
+        mom_start[j + 1] = mom_start[j] + lay.m_sum[j]
     unit_bits = np.zeros(n_leaves, np.int64)
     for j in range(n_leaves):
-        for e in range(entry_ptr[j], entry_ptr[j + 1]):
-            unit_bits[j] |= entry_mask[e]
-    new_leaf = np.empty(n_slots, np.int64)
+        for e in range(lay.entry_ptr[j], lay.entry_ptr[j + 1]):
+            unit_bits[j] |= lay.entry_mask[e]
+    tree = _Tree(
+        t, units.units[units.unit_ptr[t] : units.unit_ptr[t + 1]], lay,
+        np.empty(n_table + mom_start[n_leaves]), np.zeros(n_table, np.bool_),
+        mom_start, np.empty(n_leaves, np.int64), np.empty(hi - lo, np.int64),
+        np.empty(hi - lo, np.int64), np.empty(n_slots), np.empty(n_slots),
+        unit_bits, np.empty(n_slots, np.int64),
+    )  # fmt: skip
     for i in range(nr):
-        row = start + a0 + i
-        _node_patterns(X, row, lo, order, n_order, left, right, feature, threshold,
-                       miss, strict, node_bit, pat)  # fmt: skip
-        own_leaf = leaves[a0 + i, t]
-        for s in range(n_slots):
-            own_phi[s] = 0.0
-        for j in range(n_leaves):
-            m = n_unique[j]
-            full = (np.int64(1) << m) - 1
-            p = pat[leaf_ids[j] - lo] & full
-            if p == full and leaf_ids[j] != own_leaf:
-                return MISROUTED, n_touched
-            if m_sum[j] == 0:
-                continue
-            # The row's moments of every unit on the leaf (module doc).
-            if table_start[j + 1] > table_start[j]:
-                at = table_start[j] + p * m_sum[j]
-                fresh = not ready[at]
-                ready[at] = True
-            else:
-                at = n_table + mom_start[j]
-                fresh = True
-            mom_at[j] = at
-            if fresh:
-                pattern_poly(uniq_zero, j, m, p, poly)
-                off = at
-                for e in range(entry_ptr[j], entry_ptr[j + 1]):
-                    nb = bit_ptr[e + 1] - bit_ptr[e]
-                    unit_moments(uniq_zero, j, m, p, bits, bit_ptr[e], nb, shapley,
-                                  poly, work, store, off)  # fmt: skip
-                    off += nb
-            # The row's own TreeSHAP of each unit (a draw changes it only on
-            # the leaves where the unit's o bits differ).
-            v = value[leaf_ids[j]]
+        if not _own_phi(block, i, tree, walk, trees, rule, scratch, state):
+            return MISROUTED
+        _draw_phi(block, i, tree, walk, trees, rule, scratch, state)
+    return OK
+
+
+@_jit
+def _own_phi(block, i, tree, walk, trees, rule, scratch, state):
+    """Fill the row's moments and own TreeSHAP of each unit (False: misrouted).
+
+    A draw changes the row's TreeSHAP of a unit only on the leaves where the
+    unit's o bits differ.
+    """
+    lay = tree.lay
+    lo = trees.offsets[tree.t]
+    row = block.start + state.a0 + i
+    _node_patterns(block.X, row, lo, lay, trees, rule, tree.pat)
+    own_leaf = block.leaves[state.a0 + i, tree.t]
+    own_phi, store, uniq_zero, bits = tree.own_phi, tree.store, lay.uniq_zero, lay.bits
+    n_table = lay.table_start[lay.leaf_ids.shape[0]]
+    for s in range(own_phi.shape[0]):
+        own_phi[s] = 0.0
+    for j in range(lay.leaf_ids.shape[0]):
+        m = lay.n_unique[j]
+        full = (np.int64(1) << m) - 1
+        p = tree.pat[lay.leaf_ids[j] - lo] & full
+        if p == full and lay.leaf_ids[j] != own_leaf:
+            return False
+        if lay.m_sum[j] == 0:
+            continue
+        # The row's moments of every unit on the leaf (module doc).
+        if lay.table_start[j + 1] > lay.table_start[j]:
+            at = lay.table_start[j] + p * lay.m_sum[j]
+            fresh = not tree.ready[at]
+            tree.ready[at] = True
+        else:
+            at = n_table + tree.mom_start[j]
+            fresh = True
+        tree.mom_at[j] = at
+        if fresh:
+            pattern_poly(uniq_zero, j, m, p, scratch.poly)
             off = at
-            for e in range(entry_ptr[j], entry_ptr[j + 1]):
-                nb = bit_ptr[e + 1] - bit_ptr[e]
-                s = slot_of[entry_unit[e]]
-                if nb == 1:
-                    k = bits[bit_ptr[e]]
-                    own_phi[s] += v * (((p >> k) & 1) - uniq_zero[j, k]) * store[off]
-                else:
-                    own_phi[s] += drawn_value(v, uniq_zero, j, store, off, bits,
-                                               bit_ptr[e], nb, p, prod)  # fmt: skip
+            for e in range(lay.entry_ptr[j], lay.entry_ptr[j + 1]):
+                b0, b1 = lay.bit_ptr[e], lay.bit_ptr[e + 1]
+                unit_moments(uniq_zero, j, m, p, bits[b0:b1], scratch.shapley,
+                             scratch.poly, scratch.work, store, off)  # fmt: skip
+                off += b1 - b0
+        v = walk.value[lay.leaf_ids[j]]
+        off = at
+        for e in range(lay.entry_ptr[j], lay.entry_ptr[j + 1]):
+            nb = lay.bit_ptr[e + 1] - lay.bit_ptr[e]
+            s = scratch.slot_of[lay.entry_unit[e]]
+            if nb == 1:
+                k = bits[lay.bit_ptr[e]]
+                own_phi[s] += v * (((p >> k) & 1) - uniq_zero[j, k]) * store[off]
+            else:
+                own_phi[s] += drawn_value(v, uniq_zero, j, store, off, bits,
+                                          lay.bit_ptr[e], nb, p,
+                                          scratch.prod)  # fmt: skip
+            off += nb
+    return True
+
+
+@_jit
+def _draw_phi(block, i, tree, walk, trees, rule, scratch, state):
+    """Row i's resampled TreeSHAP terms of the tree's units, every draw."""
+    lay, t = tree.lay, tree.t
+    lo = trees.offsets[t]
+    a0, same = state.a0, state.same
+    perm, y, w, out = block.perm, block.y, block.w, block.out
+    value, kk, inv_lr_t = walk.value, walk.group[t], walk.inv_lr[t]
+    code, prm, f, g = walk.code, walk.prm, scratch.f, scratch.g
+    uniq_zero, bits, store = lay.uniq_zero, lay.bits, tree.store
+    phi, own_phi, new_leaf = tree.phi, tree.own_phi, tree.new_leaf
+    n_slots = phi.shape[0]
+    n_draws, n_units = same.shape[1], same.shape[2]
+    channels = y.shape[0]
+    per_draw = 1.0 / n_draws
+    row = block.start + a0 + i
+    own_leaf = block.leaves[a0 + i, t]
+    wi = w[a0 + i] if w.shape[0] > 0 else 1.0
+    for b in range(n_draws):
+        src = perm[b, row]
+        differs = False
+        for s in range(n_slots):
+            if not same[i, b, tree.units[s]]:
+                differs = True
+        if not differs:
+            continue
+        _node_patterns(block.X, src, lo, lay, trees, rule, tree.spat)
+        for s in range(n_slots):
+            phi[s] = own_phi[s]
+            new_leaf[s] = own_leaf
+        for j in range(lay.leaf_ids.shape[0]):
+            p = tree.pat[lay.leaf_ids[j] - lo]
+            sp = tree.spat[lay.leaf_ids[j] - lo]
+            changed = (p ^ sp) & tree.unit_bits[j]
+            if changed == 0:
+                continue  # the same o bits of every unit: as the row's own
+            full = (np.int64(1) << lay.n_unique[j]) - 1
+            p &= full
+            sp &= full
+            v = value[lay.leaf_ids[j]]
+            off = tree.mom_at[j]
+            for e in range(lay.entry_ptr[j], lay.entry_ptr[j + 1]):
+                nb = lay.bit_ptr[e + 1] - lay.bit_ptr[e]
+                mask = lay.entry_mask[e]
+                if changed & mask:
+                    drawn = (p & ~mask) | (sp & mask)
+                    s = scratch.slot_of[lay.entry_unit[e]]
+                    if nb == 1:  # M_U does not depend on U's own bit
+                        k = bits[lay.bit_ptr[e]]
+                        o_drawn = (drawn >> k) & 1
+                        phi[s] += v * (o_drawn - ((p >> k) & 1)) * store[off]
+                    else:
+                        phi[s] += drawn_value(
+                            v, uniq_zero, j, store, off, bits, lay.bit_ptr[e], nb,
+                            drawn, scratch.prod,
+                        ) - drawn_value(
+                            v, uniq_zero, j, store, off, bits, lay.bit_ptr[e], nb,
+                            p, scratch.prod,
+                        )  # fmt: skip
+                    if drawn == full:
+                        new_leaf[s] = lay.leaf_ids[j]
                 off += nb
-        wi = w[a0 + i] if weighted else 1.0
-        for b in range(n_draws):
-            src = perm[b, row]
-            differs = False
-            for s in range(n_slots):
-                if not same[i, b, units[s]]:
-                    differs = True
-            if not differs:
+        for s in range(n_slots):
+            u = tree.units[s]
+            if same[i, b, u]:
                 continue
-            _node_patterns(X, src, lo, order, n_order, left, right, feature,
-                           threshold, miss, strict, node_bit, spat)  # fmt: skip
-            for s in range(n_slots):
-                phi[s] = own_phi[s]
-                new_leaf[s] = own_leaf
-            for j in range(n_leaves):
-                p = pat[leaf_ids[j] - lo]
-                sp = spat[leaf_ids[j] - lo]
-                changed = (p ^ sp) & unit_bits[j]
-                if changed == 0:
-                    continue  # the same o bits of every unit: as the row's own
-                full = (np.int64(1) << n_unique[j]) - 1
-                p &= full
-                sp &= full
-                v = value[leaf_ids[j]]
-                off = mom_at[j]
-                for e in range(entry_ptr[j], entry_ptr[j + 1]):
-                    nb = bit_ptr[e + 1] - bit_ptr[e]
-                    mask = entry_mask[e]
-                    if changed & mask:
-                        drawn = (p & ~mask) | (sp & mask)
-                        s = slot_of[entry_unit[e]]
-                        if nb == 1:  # M_U does not depend on U's own bit
-                            k = bits[bit_ptr[e]]
-                            o_drawn = (drawn >> k) & 1
-                            phi[s] += v * (o_drawn - ((p >> k) & 1)) * store[off]
-                        else:
-                            phi[s] += drawn_value(
-                                v, uniq_zero, j, store, off, bits, bit_ptr[e], nb,
-                                drawn, prod,
-                            ) - drawn_value(
-                                v, uniq_zero, j, store, off, bits, bit_ptr[e], nb,
-                                p, prod,
-                            )  # fmt: skip
-                        if drawn == full:
-                            new_leaf[s] = leaf_ids[j]
-                    off += nb
-            for s in range(n_slots):
-                u = units[s]
-                if same[i, b, u]:
-                    continue
-                nl = new_leaf[s]
-                if nl != own_leaf:
-                    pending[i, b, u, kk] += value[nl] - value[own_leaf]
-                    if not marked[i, b, u]:
-                        marked[i, b, u] = True
-                        touched[n_touched] = (i * n_draws + b) * n_units + u
-                        n_touched += 1
-                if phi[s] == 0.0:
-                    continue
-                scale = wi * inv_lr_t * phi[s] * per_draw
-                if not shifted[i, b, u]:
-                    for c in range(channels):
-                        out[c, a0 + i, u] -= scale * own_g[i, c, kk]
-                    continue
-                if f.shape[0] == 1:  # one output: scalars
-                    fi = own_f[i, 0] + delta[i, b, u, 0]
-                    for c in range(channels):
-                        gi = gradient1(code, prm, fi, y[c, a0 + i])
-                        out[c, a0 + i, u] -= scale * gi
-                    continue
-                for k in range(f.shape[0]):
-                    f[k] = own_f[i, k] + delta[i, b, u, k]
+            nl = new_leaf[s]
+            if nl != own_leaf:
+                state.pending[i, b, u, kk] += value[nl] - value[own_leaf]
+                if not state.marked[i, b, u]:
+                    state.marked[i, b, u] = True
+                    state.touched[state.n_touched[0]] = (i * n_draws + b) * n_units + u
+                    state.n_touched[0] += 1
+            if phi[s] == 0.0:
+                continue
+            scale = wi * inv_lr_t * phi[s] * per_draw
+            if not state.shifted[i, b, u]:
                 for c in range(channels):
-                    gradient(code, prm, f, y[c, a0 + i], g)
-                    out[c, a0 + i, u] -= scale * g[kk]
-    return OK, n_touched
+                    out[c, a0 + i, u] -= scale * state.own_g[i, c, kk]
+                continue
+            if f.shape[0] == 1:  # one output: scalars
+                fi = state.own_f[i, 0] + state.delta[i, b, u, 0]
+                for c in range(channels):
+                    gi = gradient1(code, prm, fi, y[c, a0 + i])
+                    out[c, a0 + i, u] -= scale * gi
+                continue
+            for k in range(f.shape[0]):
+                f[k] = state.own_f[i, k] + state.delta[i, b, u, k]
+            for c in range(channels):
+                gradient(code, prm, f, y[c, a0 + i], g)
+                out[c, a0 + i, u] -= scale * g[kk]

@@ -1,6 +1,6 @@
 """Fused per-(row, tree) kernels, compiled by numba (the ``numba`` extra).
 
-Imported only by :mod:`skl_treeinner._kernels._backend`, which decides when they run
+Imported only by :mod:`skl_treeinner._kernels._compiled`, which decides when they run
 and splits the rows over threads. Every kernel here works on one block of
 rows, releases the GIL (``nogil``) and walks each row's leaves once: the
 margin before every boosting iteration, the loss gradient there, and what the
@@ -111,10 +111,14 @@ def gradient(code, prm, f, yi, g):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _row_residuals(
-    leaves, i, yi, value, intercept, indptr, group, code, prm, f, g, res
-):
-    """res[t] = -g_{i,t}, the negative gradient tree t of row i was fitted to."""
+def _row_residuals(leaves, i, yi, walk, f, g, res):
+    """res[t] = -g_{i,t}, the negative gradient tree t of row i was fitted to.
+
+    ``walk``: :class:`~skl_treeinner._kernels._structures.Walk`.
+    """
+    value, intercept = walk.value, walk.intercept
+    indptr, group = walk.indptr, walk.group
+    code, prm = walk.code, walk.prm
     if intercept.shape[0] == 1:  # one output: scalars only
         m = intercept[0]
         for r in range(indptr.shape[0] - 1):
@@ -135,40 +139,27 @@ def _row_residuals(
 
 
 @_jit
-def residual_terms(
-    leaves,
-    y,
-    w,
-    value,
-    intercept,
-    indptr,
-    group,
-    code,
-    prm,
-    inv_lr,
-    tab_ptr,
-    tab_col,
-    tab_val,
-    n_features,
-    leaf_out,
-    row_out,
-):
+def residual_terms(leaves, y, w, walk, table, leaf_out, row_out):
     """Weighted negative gradients of every (row, tree), summed per leaf or per row.
 
-    With an empty ``row_out``: leaf_out[leaf] += Σ_i w_i (-g_{i,t}) over the rows
-    reaching each leaf (the table and ``inv_lr`` are not used). Otherwise:
-    row_out[i, k] = Σ_t w_i (-g_{i,t}) / α_t · f_{t,k}(x_i), summed over outputs.
+    ``walk`` and ``table``: the model's
+    :class:`~skl_treeinner._kernels._structures.Walk` and
+    :class:`~skl_treeinner._kernels._structures.PathTable`. With an empty
+    ``row_out``: leaf_out[leaf] += Σ_i w_i (-g_{i,t}) over the rows reaching
+    each leaf (the table is not used). Otherwise: row_out[i, k] =
+    Σ_t w_i (-g_{i,t}) / α_t · f_{t,k}(x_i), summed over outputs.
     """
     n, n_trees = leaves.shape
-    f = np.empty(intercept.shape[0])
-    g = np.empty(intercept.shape[0])
+    n_outputs = walk.intercept.shape[0]
+    group, inv_lr = walk.group, walk.inv_lr
+    tab_ptr, tab_col, tab_val, n_features = table
+    f = np.empty(n_outputs)
+    g = np.empty(n_outputs)
     res = np.empty(n_trees)
     weighted = w.shape[0] > 0
     per_row = row_out.shape[0] > 0
     for i in range(n):
-        _row_residuals(
-            leaves, i, y[i], value, intercept, indptr, group, code, prm, f, g, res
-        )
+        _row_residuals(leaves, i, y[i], walk, f, g, res)
         wi = w[i] if weighted else 1.0
         if not per_row:
             for t in range(n_trees):
@@ -183,32 +174,32 @@ def residual_terms(
 
 
 @_jit
-def tree_residuals(
-    leaves, y, w, value, intercept, indptr, group, code, prm, inv_lr, out
-):
+def tree_residuals(leaves, y, w, walk, out):
     """out[c, t, i] = w_i (-g_{i,t}) / α_t at target y[c, i]: TreeSHAP's factors.
 
     Tree-major, so that the TreeSHAP kernels read each tree's rows in order.
     """
     channels, n = y.shape
-    f = np.empty(intercept.shape[0])
-    g = np.empty(intercept.shape[0])
+    n_outputs = walk.intercept.shape[0]
+    inv_lr = walk.inv_lr
+    f = np.empty(n_outputs)
+    g = np.empty(n_outputs)
     res = np.empty(leaves.shape[1])
     weighted = w.shape[0] > 0
     for c in range(channels):
         for i in range(n):
-            _row_residuals(
-                leaves, i, y[c, i], value, intercept, indptr, group, code, prm, f,
-                g, res,
-            )  # fmt: skip
+            _row_residuals(leaves, i, y[c, i], walk, f, g, res)
             wi = w[i] if weighted else 1.0
             for t in range(res.shape[0]):
                 out[c, t, i] = wi * res[t] * inv_lr[t]
 
 
 @_jit
-def iteration_gradients(leaves, y, value, intercept, indptr, group, code, prm, out):
+def iteration_gradients(leaves, y, walk, out):
     """out[i, r, k] = gradient of output k at the margin before iteration r."""
+    value, intercept = walk.value, walk.intercept
+    indptr, group = walk.indptr, walk.group
+    code, prm = walk.code, walk.prm
     n = leaves.shape[0]
     n_outputs = intercept.shape[0]
     f = np.empty(n_outputs)
@@ -225,8 +216,9 @@ def iteration_gradients(leaves, y, value, intercept, indptr, group, code, prm, o
 
 
 @_jit
-def leaf_paths(leaves, tab_ptr, tab_col, tab_val, out):
+def leaf_paths(leaves, table, out):
     """out[i, c] = Σ_t path_table[leaf_{i,t}, c]: PreDecomp of every row."""
+    tab_ptr, tab_col, tab_val = table.ptr, table.col, table.val
     n, n_trees = leaves.shape
     for i in range(n):
         for t in range(n_trees):
@@ -236,8 +228,9 @@ def leaf_paths(leaves, tab_ptr, tab_col, tab_val, out):
 
 
 @_jit
-def margins(leaves, value, intercept, group, margin, scale):
+def margins(leaves, walk, margin, scale):
     """Intercept plus the leaves' values per output, and their absolute sum."""
+    value, intercept, group = walk.value, walk.intercept, walk.group
     n, n_trees = leaves.shape
     for i in range(n):
         for k in range(intercept.shape[0]):

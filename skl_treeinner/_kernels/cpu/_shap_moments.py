@@ -39,16 +39,17 @@ MIN_DIVISOR = 1e-100
 
 
 @_jit
-def unit_moments(zz, j, m, pattern, bits, b0, nb, shapley, poly, work, out, o0):
+def unit_moments(zz, j, m, pattern, bits, shapley, poly, work, out, o0):
     """out[o0:o0 + nb] = M_U for the o bits of ``pattern`` (module doc).
 
-    ``bits[b0:b0 + nb]`` are U's local features on leaf j, whose z are
+    ``bits`` (nb of them) are U's local features on leaf j, whose z are
     ``zz[j]``; ``poly[:m + 1]`` holds prod_k (z_k + o_k t) of the pattern
     (:func:`pattern_poly`), ``shapley[m, s]`` W(s, m); ``work`` is
     scratch of m + 1 floats. A constant factor of U too small to divide out
     (o = 0 where z < MIN_DIVISOR, zero included): the other factors are
     multiplied again.
     """
+    b0, nb = 0, bits.shape[0]
     zero = False
     for q in range(nb):
         k = bits[b0 + q]

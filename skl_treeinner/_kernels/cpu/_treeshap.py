@@ -1,6 +1,6 @@
 """TreeSHAP by leaf patterns, compiled by numba (the ``numba`` extra).
 
-Imported only by :mod:`skl_treeinner._kernels._backend`, which splits the trees over
+Imported only by :mod:`skl_treeinner._kernels._compiled`, which splits the trees over
 threads. Path-dependent TreeSHAP (paper 004, Algorithm 2) of one tree is a sum
 over its leaves: leaf l with value v, whose path splits on the distinct
 features U (d of them), adds to feature u the Shapley value of the product game
@@ -127,8 +127,13 @@ def _fold_values(held, z, d, weights, v, work, out):
 
 
 @_jit
-def paths_within(offsets, left, parent, feature, max_unique, out):
-    """out[t] = whether no path of tree t splits on over ``max_unique`` features."""
+def paths_within(trees, max_unique, out):
+    """out[t] = whether no path of tree t splits on over ``max_unique`` features.
+
+    ``trees``: :class:`~skl_treeinner._kernels._structures.Trees`.
+    """
+    offsets, left = trees.offsets, trees.left
+    parent, feature = trees.parent, trees.feature
     seen = np.empty(max(feature.max() + 1, 1), dtype=np.int64)
     seen[:] = -1
     for t in range(offsets.shape[0] - 1):
@@ -176,38 +181,25 @@ def _dense(m, n, per_row):
 
 
 @_jit
-def treeshap_terms(
-    X,
-    leaves,
-    res,
-    trees,
-    offsets,
-    left,
-    right,
-    parent,
-    feature,
-    value,
-    cover,
-    threshold,
-    missing_left,
-    strict,
-    tree_round,
-    out_rounds,
-    out_rows,
-):
-    """Σ_i res[c, t, i] φ_t(x_i) of the given trees, per round or per row.
+def treeshap_terms(X, leaves, res, todo, trees, walk, rule, out_rounds, out_rows):
+    """Σ_i res[c, t, i] φ_t(x_i) of the trees ``todo``, per round or per row.
 
-    ``res`` (C, n_trees, rows), tree-major so that each tree reads its rows'
-    residuals in order, holds C channels (residuals of several targets,
-    sharing every pattern's evaluation). With an empty ``out_rows``:
-    out_rounds[c, round of t, k] += Σ_i res[c, t, i] φ_{t,k}(x_i); otherwise
-    out_rows[c, i, k] += Σ_t res[c, t, i] φ_{t,k}(x_i). x's side at
-    every split comes from ``threshold`` (``x < thr`` if ``strict`` else
-    ``x <= thr``; NaN goes to the ``missing_left`` side), and the
-    leaf it leads to must be the booster's own (``leaves``). Returns OK, or
-    TOO_DEEP when a path splits on more than MAX_PATH_FEATURES distinct
-    features, or MISROUTED when a row's leaf differs from the booster's.
+    ``trees``, ``walk`` (the leaves' values) and ``rule`` are the model's
+    (:mod:`skl_treeinner._kernels._structures`). ``res`` (C, n_trees, rows),
+    tree-major so that each tree reads its rows' residuals in order, holds C
+    channels (residuals of several targets, sharing every pattern's
+    evaluation). With an empty ``out_rows``: out_rounds[c, round of t, k] +=
+    Σ_i res[c, t, i] φ_{t,k}(x_i); otherwise out_rows[c, i, k] +=
+    Σ_t res[c, t, i] φ_{t,k}(x_i). x's side at every split comes from the
+    rule, and the leaf it leads to must be the booster's own (``leaves``).
+    Returns OK, or TOO_DEEP when a path splits on more than
+    MAX_PATH_FEATURES distinct features, or MISROUTED when a row's leaf
+    differs from the booster's.
     """
+    offsets, left, right, parent = trees.offsets, trees.left, trees.right, trees.parent
+    feature, cover, tree_round = trees.feature, trees.cover, trees.tree_round
+    threshold, missing_left, strict = rule
+    value = walk.value
     channels, n = res.shape[0], res.shape[2]
     per_row = out_rows.shape[1] > 0
     poly = np.empty(MAX_PATH_FEATURES + 1)
@@ -225,7 +217,7 @@ def treeshap_terms(
     for m in range(1, MAX_DENSE_FEATURES + 1):
         shapley[m, :m] = _shapley_weights(m)
     fold_work = np.empty((1 << (MAX_DENSE_FEATURES - 1), MAX_DENSE_FEATURES + 1))
-    for t in trees:
+    for t in todo:
         lo, hi = offsets[t], offsets[t + 1]
         size = hi - lo
         r = tree_round[t]
@@ -387,9 +379,7 @@ def treeshap_terms(
 
 
 @_jit
-def oblivious_treeshap_terms(
-    leaves, res, trees, offsets, feature, value, cover, tree_round, out_rounds, out_rows
-):
+def oblivious_treeshap_terms(leaves, res, todo, trees, walk, out_rounds, out_rows):
     """:func:`treeshap_terms` of symmetric trees, from the booster's leaves alone.
 
     Tree t of depth d is laid out as ``_readers._catboost._symmetric_tree``:
@@ -402,12 +392,14 @@ def oblivious_treeshap_terms(
     level up: path-dependent TreeSHAP depends on the order of the splits,
     and CatBoost's own values are the reference.
     """
+    offsets, feature, cover = trees.offsets, trees.feature, trees.cover
+    tree_round, value = trees.tree_round, walk.value
     channels, n = res.shape[0], res.shape[2]
     per_row = out_rows.shape[1] > 0
     poly = np.empty(MAX_PATH_FEATURES + 1)
     quot = np.empty(MAX_PATH_FEATURES + 1)
     vals = np.empty(MAX_PATH_FEATURES)
-    for t in trees:
+    for t in todo:
         lo, hi = offsets[t], offsets[t + 1]
         n_leaves = (hi - lo + 1) // 2
         d = 0

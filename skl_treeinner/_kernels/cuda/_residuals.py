@@ -35,31 +35,21 @@ MAX_PARTIAL = 1 << 22
 
 
 @cuda.jit
-def residual_terms(
-    leaves,
-    y,
-    w,
-    value,
-    intercept,
-    indptr,
-    group,
-    code,
-    prm,
-    inv_lr,
-    tab_ptr,
-    tab_col,
-    tab_val,
-    n_features,
-    res_out,
-    row_out,
-):
+def residual_terms(leaves, y, w, walk, table, res_out, row_out):
     """One row per thread: its weighted negative gradients, per tree or per row.
 
+    ``walk`` and ``table`` are the model's
+    :class:`~skl_treeinner._kernels._structures.Walk` and
+    :class:`~skl_treeinner._kernels._structures.PathTable` on the device.
     With an empty ``row_out``: res_out[i, t] = w_i (-g_{i,t}), summed per leaf
     by :func:`leaf_block_sums`. Otherwise row_out[i, k] =
     Σ_t w_i (-g_{i,t}) / α_t · f_{t,k}(x_i), summed over outputs, as
     :func:`skl_treeinner._kernels.cpu._residuals.residual_terms` does.
     """
+    value, intercept = walk.value, walk.intercept
+    indptr, group = walk.indptr, walk.group
+    code, prm, inv_lr = walk.code, walk.prm, walk.inv_lr
+    tab_ptr, tab_col, tab_val, n_features = table
     i = cuda.grid(1)
     if i >= leaves.shape[0]:
         return

@@ -27,11 +27,12 @@ from ..cpu._treeshap import takes_left
 
 
 @cuda.jit(device=True)
-def _pattern(
-    X, i, leaf, path_len, path_node, path_left, path_bit, m, feature, threshold,
-    missing_left, strict,
-):  # fmt: skip
+def _pattern(X, i, leaf, flat, m, feature, rule):
     """Return ``(pattern, reached)``: row i's o bits at the leaf; whether it is x's."""
+    path_len, path_node, path_left, path_bit = (
+        flat.path_len, flat.path_node, flat.path_left, flat.path_bit
+    )  # fmt: skip
+    threshold, missing_left, strict = rule
     pattern = (1 << m) - 1
     reached = True
     for s in range(path_len[leaf]):
@@ -47,51 +48,33 @@ def _pattern(
 
 @cuda.jit
 def pattern_counts(
-    X,
-    leaves,
-    res,
-    inv_lr,
-    first,
-    leaf_tree,
-    leaf_node,
-    path_len,
-    path_node,
-    path_left,
-    path_bit,
-    n_unique,
-    starts,
-    feature,
-    threshold,
-    missing_left,
-    strict,
-    counts,
-    misrouted,
+    X, leaves, res, walk, first, flat, starts, feature, rule, counts, misrouted
 ):
     """counts[c, starts[L] - starts[first] + p] = Σ_(i of pattern p) res[c, i, t] / α_t.
 
-    One thread per leaf L = first + thread, while ``counts`` holds its 2^m
-    sums; the rows are added in order. ``res[c, i, t]`` is w_i (-g_{i,t}) at
-    target c (:func:`skl_treeinner._kernels.cuda._residuals.residual_terms`).
+    One thread per leaf L = first + thread of ``flat``
+    (:class:`~skl_treeinner._kernels._device_layout.FlatLeaves`), while
+    ``counts`` holds its 2^m sums; the rows are added in order.
+    ``res[c, i, t]`` is w_i (-g_{i,t}) at target c
+    (:func:`skl_treeinner._kernels.cuda._residuals.residual_terms`); ``walk``
+    and ``rule`` are the model's, ``feature`` its split features.
     """
     leaf = first + cuda.grid(1)
-    if leaf >= n_unique.shape[0]:
+    if leaf >= flat.n_unique.shape[0]:
         return
-    m = n_unique[leaf]
+    m = flat.n_unique[leaf]
     a = starts[leaf] - starts[first]
     if a + (1 << m) > counts.shape[1]:
         return
-    t = leaf_tree[leaf]
+    t = flat.leaf_tree[leaf]
     channels = counts.shape[0]
     for c in range(channels):
         for p in range(1 << m):
             counts[c, a + p] = 0.0
-    scale = inv_lr[t]
+    scale = walk.inv_lr[t]
     for i in range(leaves.shape[0]):
-        pattern, reached = _pattern(
-            X, i, leaf, path_len, path_node, path_left, path_bit, m, feature,
-            threshold, missing_left, strict,
-        )  # fmt: skip
-        if reached != (leaves[i, t] == leaf_node[leaf]):
+        pattern, reached = _pattern(X, i, leaf, flat, m, feature, rule)
+        if reached != (leaves[i, t] == flat.leaf_node[leaf]):
             misrouted[0] = 1
         for c in range(channels):
             counts[c, a + pattern] += res[c, i, t] * scale
@@ -99,26 +82,7 @@ def pattern_counts(
 
 @cuda.jit
 def row_patterns(
-    X,
-    leaves,
-    res,
-    inv_lr,
-    tree_leaves,
-    leaf_node,
-    path_len,
-    path_node,
-    path_left,
-    path_bit,
-    n_unique,
-    uniq_feature,
-    table,
-    table_starts,
-    feature,
-    threshold,
-    missing_left,
-    strict,
-    out,
-    misrouted,
+    X, leaves, res, walk, flat, table, table_starts, feature, rule, out, misrouted
 ):
     """out[c, i, k] = Σ_t res[c, i, t] / α_t φ_{t,k}(x_i): one thread per row.
 
@@ -132,19 +96,17 @@ def row_patterns(
     for c in range(channels):
         for k in range(n_features):
             out[c, i, k] = 0.0
+    tree_leaves = flat.tree_leaves
     for t in range(tree_leaves.shape[0] - 1):
         own = leaves[i, t]
-        scale = inv_lr[t]
+        scale = walk.inv_lr[t]
         for leaf in range(tree_leaves[t], tree_leaves[t + 1]):
-            m = n_unique[leaf]
-            pattern, reached = _pattern(
-                X, i, leaf, path_len, path_node, path_left, path_bit, m, feature,
-                threshold, missing_left, strict,
-            )  # fmt: skip
-            if reached != (own == leaf_node[leaf]):
+            m = flat.n_unique[leaf]
+            pattern, reached = _pattern(X, i, leaf, flat, m, feature, rule)
+            if reached != (own == flat.leaf_node[leaf]):
                 misrouted[0] = 1
             at = table_starts[leaf] + pattern * m
             for c in range(channels):
                 weight = res[c, i, t] * scale
                 for u in range(m):
-                    out[c, i, uniq_feature[leaf, u]] += weight * table[at + u]
+                    out[c, i, flat.uniq_feature[leaf, u]] += weight * table[at + u]
