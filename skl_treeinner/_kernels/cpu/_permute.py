@@ -56,9 +56,8 @@ class _Row(NamedTuple):
 
 
 @_jit
-def _leaf(X, i, src, u, root, unit_of, trees, rule):
+def _leaf(X, i, src, u, root, unit_of, left, right, feature, rule):
     """Return the leaf row i reaches from node ``root``, unit u's values from src."""
-    left, right, feature = trees.left, trees.right, trees.feature
     threshold, miss, strict = rule
     node = root
     while left[node] >= 0:
@@ -72,9 +71,11 @@ def _leaf(X, i, src, u, root, unit_of, trees, rule):
 
 
 @_jit
-def _unit_sum(node, u, shift, unit_of, table):
-    """Return unit u's PreDecomp in ``node`` (its columns' path-table entries)."""
-    tab_ptr, tab_col, tab_val = table.ptr, table.col, table.val
+def _unit_sum(node, u, shift, unit_of, tab_ptr, tab_col, tab_val):
+    """Return unit u's PreDecomp in ``node`` (its columns' path-table entries).
+
+    The path table's CSR arrays (the fields of a ``PathTable``).
+    """
     s = 0.0
     for e in range(tab_ptr[node], tab_ptr[node + 1]):
         if unit_of[tab_col[e] - shift] == u:
@@ -164,7 +165,9 @@ def _own_paths(block, i, walk, trees, rule, table, units, row):
     n_units = units.tree_ptr.shape[0] - 1
     n_outputs = intercept.shape[0]
     path_unit, path_tree, path_node = row.path_unit, row.path_tree, row.path_node
+    row_trees, row_nodes, own_s = row.trees, row.nodes, row.own_s
     row_ptr, fill, f, g = row.ptr, row.fill, row.f, row.g
+    margin, own_g = row.margin, row.own_g
     # The booster's leaves must be the rule's, tree by tree; the walk notes
     # the units each path tests (once per path).
     m = 0
@@ -200,24 +203,24 @@ def _own_paths(block, i, walk, trees, rule, table, units, row):
         fill[u] = row_ptr[u]
     for e in range(m):  # trees in boosting order within each unit
         u = path_unit[e]
-        row.trees[fill[u]] = path_tree[e]
-        row.nodes[fill[u]] = path_node[e]
+        row_trees[fill[u]] = path_tree[e]
+        row_nodes[fill[u]] = path_node[e]
         fill[u] += 1
     for u in range(n_units):
         for q in range(row_ptr[u], row_ptr[u + 1]):
-            t = row.trees[q]
+            t = row_trees[q]
             shift = group[t] * n_features
-            row.own_s[q] = _unit_sum(leaves[i, t], u, shift, unit_of, table)
+            own_s[q] = _unit_sum(leaves[i, t], u, shift, unit_of, *table[:3])
     # The row's own margin before every round, and its gradients there.
     for k in range(n_outputs):
         f[k] = intercept[k]
     for r in range(indptr.shape[0] - 1):
         for k in range(n_outputs):
-            row.margin[r, k] = f[k]
+            margin[r, k] = f[k]
         for c in range(y.shape[0]):
             gradient(walk.code, walk.prm, f, y[c, i], g)
             for k in range(n_outputs):
-                row.own_g[r, c, k] = g[k]
+                own_g[r, c, k] = g[k]
         for t in range(indptr[r], indptr[r + 1]):
             f[group[t]] += value[leaves[i, t]]
     return True
@@ -238,6 +241,10 @@ def _draws(block, i, walk, trees, rule, table, units, row):
     n_outputs = walk.intercept.shape[0]
     channels = y.shape[0]
     row_ptr, delta, pending, f, g = row.ptr, row.delta, row.pending, row.f, row.g
+    row_trees, row_nodes, own_s = row.trees, row.nodes, row.own_s
+    margin, own_g = row.margin, row.own_g
+    left, right, feature = trees.left, trees.right, trees.feature
+    tab_ptr, tab_col, tab_val = table.ptr, table.col, table.val
     shortcut = own.shape[0] > 0
     per_draw = 1.0 / n_draws
     at = block.start + i
@@ -258,7 +265,7 @@ def _draws(block, i, walk, trees, rule, table, units, row):
             current = -1
             unshifted = True  # every delta[k] is exactly 0
             for q in range(row_ptr[u], row_ptr[u + 1]):
-                t = row.trees[q]
+                t = row_trees[q]
                 r = tree_round[t]
                 if r != current:  # the trees of a round share its margin
                     for k in range(n_outputs):
@@ -267,22 +274,24 @@ def _draws(block, i, walk, trees, rule, table, units, row):
                         if delta[k] != 0.0:
                             unshifted = False
                     current = r
-                node = _leaf(X, at, src, u, row.nodes[q], unit_of, trees, rule)
+                node = _leaf(X, at, src, u, row_nodes[q], unit_of, left, right,
+                             feature, rule)  # fmt: skip
                 kk = group[t]
                 if node == leaves[i, t]:
-                    s = row.own_s[q]
+                    s = own_s[q]
                 else:
-                    s = _unit_sum(node, u, kk * n_features, unit_of, table)
+                    s = _unit_sum(node, u, kk * n_features, unit_of, tab_ptr, tab_col,
+                                  tab_val)  # fmt: skip
                     pending[kk] += value[node] - value[leaves[i, t]]
                 if s == 0.0:
                     continue
                 scale = wi * inv_lr[t] * s * per_draw
                 if unshifted:
                     for c in range(channels):
-                        out[c, i, u] -= scale * row.own_g[r, c, kk]
+                        out[c, i, u] -= scale * own_g[r, c, kk]
                     continue
                 for k in range(n_outputs):
-                    f[k] = row.margin[r, k] + delta[k]
+                    f[k] = margin[r, k] + delta[k]
                 for c in range(channels):
                     gradient(code, prm, f, y[c, i], g)
                     out[c, i, u] -= scale * g[kk]

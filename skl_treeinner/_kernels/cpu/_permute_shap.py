@@ -113,44 +113,16 @@ class _State(NamedTuple):
     own_g: np.ndarray
 
 
-class _Tree(NamedTuple):
-    """One tree's layout and its per-row scratch.
-
-    ``store`` holds the moments M_U (per leaf of few features a table over
-    its patterns, filled as rows meet them, ``ready``; per other leaf the
-    row's own, after it) and ``mom_at[j]`` where the row's are; ``pat`` and
-    ``spat`` the row's and its source's o bits per node; ``own_phi``, ``phi``
-    and ``new_leaf`` per unit of the tree; ``unit_bits`` per leaf the o bits
-    of every unit's features.
-    """
-
-    t: int
-    units: np.ndarray
-    lay: _Layout
-    store: np.ndarray
-    ready: np.ndarray
-    mom_start: np.ndarray
-    mom_at: np.ndarray
-    pat: np.ndarray
-    spat: np.ndarray
-    phi: np.ndarray
-    own_phi: np.ndarray
-    unit_bits: np.ndarray
-    new_leaf: np.ndarray
-
-
 @_jit
-def _node_patterns(X, row, lo, lay, trees, rule, pat):
-    """pat[node - lo] = the o bits so far of the leaves below, for row ``row``."""
-    left, right, feature = trees.left, trees.right, trees.feature
+def _node_patterns(x, lo, order, left, right, feature, rule, node_bit, pat):
+    """pat[node - lo] = the o bits so far of the leaves below, for the row ``x``."""
     threshold, miss, strict = rule
-    order, node_bit = lay.order, lay.node_bit
     pat[0] = -1
-    for k in range(lay.n_order):
+    for k in range(order.shape[0]):
         node = lo + order[k]
         if left[node] < 0:
             continue
-        here = takes_left(X[row, feature[node]], threshold[node], miss[node], strict)
+        here = takes_left(x[feature[node]], threshold[node], miss[node], strict)
         above = pat[order[k]]
         off = above & ~(np.int64(1) << node_bit[order[k]])
         pat[left[node] - lo] = above if here else off
@@ -352,181 +324,170 @@ def _tree_terms(block, t, nr, walk, trees, rule, units, scratch, state):
 
     Returns the status; the (row, draw, unit) states whose margin the tree
     moved are appended to ``state.touched`` (``pending`` holds the moves
-    until the round ends).
+    until the round ends). The structures are unpacked once, here: a field
+    read inside the loops over rows and draws would cost a reference count
+    each time.
     """
     lo, hi = trees.offsets[t], trees.offsets[t + 1]
     lay = _tree_layout(lo, hi, trees, units.unit_of, nr)
     if lay.n_order == 0:
         return TOO_DEEP
-    n_leaves = lay.leaf_ids.shape[0]
-    n_slots = units.unit_ptr[t + 1] - units.unit_ptr[t]
-    n_table = lay.table_start[n_leaves]
-    mom_start = np.zeros(n_leaves + 1, np.int64)
-    for j in range(n_leaves):
-        mom_start[j + 1] = mom_start[j] + lay.m_sum[j]
-    unit_bits = np.zeros(n_leaves, np.int64)
-    for j in range(n_leaves):
-        for e in range(lay.entry_ptr[j], lay.entry_ptr[j + 1]):
-            unit_bits[j] |= lay.entry_mask[e]
-    tree = _Tree(
-        t, units.units[units.unit_ptr[t] : units.unit_ptr[t + 1]], lay,
-        np.empty(n_table + mom_start[n_leaves]), np.zeros(n_table, np.bool_),
-        mom_start, np.empty(n_leaves, np.int64), np.empty(hi - lo, np.int64),
-        np.empty(hi - lo, np.int64), np.empty(n_slots), np.empty(n_slots),
-        unit_bits, np.empty(n_slots, np.int64),
+    X, leaves, perm, y, w, out = (
+        block.X, block.leaves, block.perm, block.y, block.w, block.out
     )  # fmt: skip
-    for i in range(nr):
-        if not _own_phi(block, i, tree, walk, trees, rule, scratch, state):
-            return MISROUTED
-        _draw_phi(block, i, tree, walk, trees, rule, scratch, state)
-    return OK
-
-
-@_jit
-def _own_phi(block, i, tree, walk, trees, rule, scratch, state):
-    """Fill the row's moments and own TreeSHAP of each unit (False: misrouted).
-
-    A draw changes the row's TreeSHAP of a unit only on the leaves where the
-    unit's o bits differ.
-    """
-    lay = tree.lay
-    lo = trees.offsets[tree.t]
-    row = block.start + state.a0 + i
-    _node_patterns(block.X, row, lo, lay, trees, rule, tree.pat)
-    own_leaf = block.leaves[state.a0 + i, tree.t]
-    own_phi, store, uniq_zero, bits = tree.own_phi, tree.store, lay.uniq_zero, lay.bits
-    n_table = lay.table_start[lay.leaf_ids.shape[0]]
-    for s in range(own_phi.shape[0]):
-        own_phi[s] = 0.0
-    for j in range(lay.leaf_ids.shape[0]):
-        m = lay.n_unique[j]
-        full = (np.int64(1) << m) - 1
-        p = tree.pat[lay.leaf_ids[j] - lo] & full
-        if p == full and lay.leaf_ids[j] != own_leaf:
-            return False
-        if lay.m_sum[j] == 0:
-            continue
-        # The row's moments of every unit on the leaf (module doc).
-        if lay.table_start[j + 1] > lay.table_start[j]:
-            at = lay.table_start[j] + p * lay.m_sum[j]
-            fresh = not tree.ready[at]
-            tree.ready[at] = True
-        else:
-            at = n_table + tree.mom_start[j]
-            fresh = True
-        tree.mom_at[j] = at
-        if fresh:
-            pattern_poly(uniq_zero, j, m, p, scratch.poly)
-            off = at
-            for e in range(lay.entry_ptr[j], lay.entry_ptr[j + 1]):
-                b0, b1 = lay.bit_ptr[e], lay.bit_ptr[e + 1]
-                unit_moments(uniq_zero, j, m, p, bits[b0:b1], scratch.shapley,
-                             scratch.poly, scratch.work, store, off)  # fmt: skip
-                off += b1 - b0
-        v = walk.value[lay.leaf_ids[j]]
-        off = at
-        for e in range(lay.entry_ptr[j], lay.entry_ptr[j + 1]):
-            nb = lay.bit_ptr[e + 1] - lay.bit_ptr[e]
-            s = scratch.slot_of[lay.entry_unit[e]]
-            if nb == 1:
-                k = bits[lay.bit_ptr[e]]
-                own_phi[s] += v * (((p >> k) & 1) - uniq_zero[j, k]) * store[off]
-            else:
-                own_phi[s] += drawn_value(v, uniq_zero, j, store, off, bits,
-                                          lay.bit_ptr[e], nb, p,
-                                          scratch.prod)  # fmt: skip
-            off += nb
-    return True
-
-
-@_jit
-def _draw_phi(block, i, tree, walk, trees, rule, scratch, state):
-    """Row i's resampled TreeSHAP terms of the tree's units, every draw."""
-    lay, t = tree.lay, tree.t
-    lo = trees.offsets[t]
-    a0, same = state.a0, state.same
-    perm, y, w, out = block.perm, block.y, block.w, block.out
+    left, right, feature = trees.left, trees.right, trees.feature
     value, kk, inv_lr_t = walk.value, walk.group[t], walk.inv_lr[t]
-    code, prm, f, g = walk.code, walk.prm, scratch.f, scratch.g
-    uniq_zero, bits, store = lay.uniq_zero, lay.bits, tree.store
-    phi, own_phi, new_leaf = tree.phi, tree.own_phi, tree.new_leaf
-    n_slots = phi.shape[0]
+    code, prm = walk.code, walk.prm
+    shapley, poly, work, prod, slot_of, f, g = scratch
+    a0, same, shifted, delta = state.a0, state.same, state.shifted, state.delta
+    pending, touched, marked = state.pending, state.touched, state.marked
+    n_touched, own_f, own_g = state.n_touched, state.own_f, state.own_g
+    order, node_bit, leaf_ids = lay.order[: lay.n_order], lay.node_bit, lay.leaf_ids
+    n_unique, uniq_zero, entry_ptr = lay.n_unique, lay.uniq_zero, lay.entry_ptr
+    entry_unit, entry_mask, bit_ptr = lay.entry_unit, lay.entry_mask, lay.bit_ptr
+    bits, table_start, m_sum = lay.bits, lay.table_start, lay.m_sum
+    tree_units = units.units[units.unit_ptr[t] : units.unit_ptr[t + 1]]
+    n_leaves = leaf_ids.shape[0]
+    n_slots = tree_units.shape[0]
     n_draws, n_units = same.shape[1], same.shape[2]
     channels = y.shape[0]
     per_draw = 1.0 / n_draws
-    row = block.start + a0 + i
-    own_leaf = block.leaves[a0 + i, t]
-    wi = w[a0 + i] if w.shape[0] > 0 else 1.0
-    for b in range(n_draws):
-        src = perm[b, row]
-        differs = False
+    n_table = table_start[n_leaves]
+    # The moments M_U: per leaf of few features a table over its patterns,
+    # filled as rows meet them; per other leaf the row's own, after it.
+    mom_start = np.zeros(n_leaves + 1, np.int64)
+    for j in range(n_leaves):
+        mom_start[j + 1] = mom_start[j] + m_sum[j]
+    store = np.empty(n_table + mom_start[n_leaves])
+    ready = np.zeros(n_table, np.bool_)
+    mom_at = np.empty(n_leaves, np.int64)  # where the row's moments of leaf j are
+    pat = np.empty(hi - lo, np.int64)
+    spat = np.empty(hi - lo, np.int64)
+    phi = np.empty(n_slots)
+    own_phi = np.empty(n_slots)
+    # Per leaf, the o bits of every unit's features.
+    unit_bits = np.zeros(n_leaves, np.int64)
+    for j in range(n_leaves):
+        for e in range(entry_ptr[j], entry_ptr[j + 1]):
+            unit_bits[j] |= entry_mask[e]
+    new_leaf = np.empty(n_slots, np.int64)
+    for i in range(nr):
+        row = block.start + a0 + i
+        _node_patterns(X[row], lo, order, left, right, feature, rule, node_bit, pat)
+        own_leaf = leaves[a0 + i, t]
         for s in range(n_slots):
-            if not same[i, b, tree.units[s]]:
-                differs = True
-        if not differs:
-            continue
-        _node_patterns(block.X, src, lo, lay, trees, rule, tree.spat)
-        for s in range(n_slots):
-            phi[s] = own_phi[s]
-            new_leaf[s] = own_leaf
-        for j in range(lay.leaf_ids.shape[0]):
-            p = tree.pat[lay.leaf_ids[j] - lo]
-            sp = tree.spat[lay.leaf_ids[j] - lo]
-            changed = (p ^ sp) & tree.unit_bits[j]
-            if changed == 0:
-                continue  # the same o bits of every unit: as the row's own
-            full = (np.int64(1) << lay.n_unique[j]) - 1
-            p &= full
-            sp &= full
-            v = value[lay.leaf_ids[j]]
-            off = tree.mom_at[j]
-            for e in range(lay.entry_ptr[j], lay.entry_ptr[j + 1]):
-                nb = lay.bit_ptr[e + 1] - lay.bit_ptr[e]
-                mask = lay.entry_mask[e]
-                if changed & mask:
-                    drawn = (p & ~mask) | (sp & mask)
-                    s = scratch.slot_of[lay.entry_unit[e]]
-                    if nb == 1:  # M_U does not depend on U's own bit
-                        k = bits[lay.bit_ptr[e]]
-                        o_drawn = (drawn >> k) & 1
-                        phi[s] += v * (o_drawn - ((p >> k) & 1)) * store[off]
-                    else:
-                        phi[s] += drawn_value(
-                            v, uniq_zero, j, store, off, bits, lay.bit_ptr[e], nb,
-                            drawn, scratch.prod,
-                        ) - drawn_value(
-                            v, uniq_zero, j, store, off, bits, lay.bit_ptr[e], nb,
-                            p, scratch.prod,
-                        )  # fmt: skip
-                    if drawn == full:
-                        new_leaf[s] = lay.leaf_ids[j]
+            own_phi[s] = 0.0
+        # The row's moments and own TreeSHAP of each unit (a draw changes it
+        # only on the leaves where the unit's o bits differ).
+        for j in range(n_leaves):
+            m = n_unique[j]
+            full = (np.int64(1) << m) - 1
+            p = pat[leaf_ids[j] - lo] & full
+            if p == full and leaf_ids[j] != own_leaf:
+                return MISROUTED
+            if m_sum[j] == 0:
+                continue
+            if table_start[j + 1] > table_start[j]:
+                at = table_start[j] + p * m_sum[j]
+                fresh = not ready[at]
+                ready[at] = True
+            else:
+                at = n_table + mom_start[j]
+                fresh = True
+            mom_at[j] = at
+            if fresh:  # the row's moments of every unit on the leaf (module doc)
+                pattern_poly(uniq_zero, j, m, p, poly)
+                off = at
+                for e in range(entry_ptr[j], entry_ptr[j + 1]):
+                    b0, b1 = bit_ptr[e], bit_ptr[e + 1]
+                    unit_moments(uniq_zero, j, m, p, bits[b0:b1], shapley, poly,
+                                 work, store, off)  # fmt: skip
+                    off += b1 - b0
+            v = value[leaf_ids[j]]
+            off = at
+            for e in range(entry_ptr[j], entry_ptr[j + 1]):
+                nb = bit_ptr[e + 1] - bit_ptr[e]
+                s = slot_of[entry_unit[e]]
+                if nb == 1:
+                    k = bits[bit_ptr[e]]
+                    own_phi[s] += v * (((p >> k) & 1) - uniq_zero[j, k]) * store[off]
+                else:
+                    own_phi[s] += drawn_value(v, uniq_zero, j, store, off, bits,
+                                              bit_ptr[e], nb, p, prod)  # fmt: skip
                 off += nb
-        for s in range(n_slots):
-            u = tree.units[s]
-            if same[i, b, u]:
+        wi = w[a0 + i] if w.shape[0] > 0 else 1.0
+        for b in range(n_draws):
+            src = perm[b, row]
+            differs = False
+            for s in range(n_slots):
+                if not same[i, b, tree_units[s]]:
+                    differs = True
+            if not differs:
                 continue
-            nl = new_leaf[s]
-            if nl != own_leaf:
-                state.pending[i, b, u, kk] += value[nl] - value[own_leaf]
-                if not state.marked[i, b, u]:
-                    state.marked[i, b, u] = True
-                    state.touched[state.n_touched[0]] = (i * n_draws + b) * n_units + u
-                    state.n_touched[0] += 1
-            if phi[s] == 0.0:
-                continue
-            scale = wi * inv_lr_t * phi[s] * per_draw
-            if not state.shifted[i, b, u]:
+            _node_patterns(X[src], lo, order, left, right, feature, rule, node_bit,
+                           spat)  # fmt: skip
+            for s in range(n_slots):
+                phi[s] = own_phi[s]
+                new_leaf[s] = own_leaf
+            for j in range(n_leaves):
+                p = pat[leaf_ids[j] - lo]
+                sp = spat[leaf_ids[j] - lo]
+                changed = (p ^ sp) & unit_bits[j]
+                if changed == 0:
+                    continue  # the same o bits of every unit: as the row's own
+                full = (np.int64(1) << n_unique[j]) - 1
+                p &= full
+                sp &= full
+                v = value[leaf_ids[j]]
+                off = mom_at[j]
+                for e in range(entry_ptr[j], entry_ptr[j + 1]):
+                    nb = bit_ptr[e + 1] - bit_ptr[e]
+                    mask = entry_mask[e]
+                    if changed & mask:
+                        drawn = (p & ~mask) | (sp & mask)
+                        s = slot_of[entry_unit[e]]
+                        if nb == 1:  # M_U does not depend on U's own bit
+                            k = bits[bit_ptr[e]]
+                            o_drawn = (drawn >> k) & 1
+                            phi[s] += v * (o_drawn - ((p >> k) & 1)) * store[off]
+                        else:
+                            phi[s] += drawn_value(
+                                v, uniq_zero, j, store, off, bits, bit_ptr[e], nb,
+                                drawn, prod,
+                            ) - drawn_value(
+                                v, uniq_zero, j, store, off, bits, bit_ptr[e], nb,
+                                p, prod,
+                            )  # fmt: skip
+                        if drawn == full:
+                            new_leaf[s] = leaf_ids[j]
+                    off += nb
+            for s in range(n_slots):
+                u = tree_units[s]
+                if same[i, b, u]:
+                    continue
+                nl = new_leaf[s]
+                if nl != own_leaf:
+                    pending[i, b, u, kk] += value[nl] - value[own_leaf]
+                    if not marked[i, b, u]:
+                        marked[i, b, u] = True
+                        touched[n_touched[0]] = (i * n_draws + b) * n_units + u
+                        n_touched[0] += 1
+                if phi[s] == 0.0:
+                    continue
+                scale = wi * inv_lr_t * phi[s] * per_draw
+                if not shifted[i, b, u]:
+                    for c in range(channels):
+                        out[c, a0 + i, u] -= scale * own_g[i, c, kk]
+                    continue
+                if f.shape[0] == 1:  # one output: scalars
+                    fi = own_f[i, 0] + delta[i, b, u, 0]
+                    for c in range(channels):
+                        gi = gradient1(code, prm, fi, y[c, a0 + i])
+                        out[c, a0 + i, u] -= scale * gi
+                    continue
+                for k in range(f.shape[0]):
+                    f[k] = own_f[i, k] + delta[i, b, u, k]
                 for c in range(channels):
-                    out[c, a0 + i, u] -= scale * state.own_g[i, c, kk]
-                continue
-            if f.shape[0] == 1:  # one output: scalars
-                fi = state.own_f[i, 0] + state.delta[i, b, u, 0]
-                for c in range(channels):
-                    gi = gradient1(code, prm, fi, y[c, a0 + i])
-                    out[c, a0 + i, u] -= scale * gi
-                continue
-            for k in range(f.shape[0]):
-                f[k] = state.own_f[i, k] + state.delta[i, b, u, k]
-            for c in range(channels):
-                gradient(code, prm, f, y[c, a0 + i], g)
-                out[c, a0 + i, u] -= scale * g[kk]
+                    gradient(code, prm, f, y[c, a0 + i], g)
+                    out[c, a0 + i, u] -= scale * g[kk]
+    return OK
