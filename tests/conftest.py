@@ -24,6 +24,10 @@ def pytest_collection_modifyitems(config, items):
         parts = Path(str(item.path)).parts
         tiers = [tier for tier in TIERS if tier in parts[-2:-1]] or ["unit"]
         item.add_marker(tiers[0])
+        if "client" in getattr(item, "fixturenames", ()):
+            # Under pytest-xdist (``-n``, ``--dist loadgroup``), the tests of a
+            # Dask cluster share one worker and so one cluster.
+            item.add_marker(pytest.mark.xdist_group("dask"))
 
 
 # name -> (estimator class, target maker, extra params)
