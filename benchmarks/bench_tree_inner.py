@@ -370,11 +370,12 @@ def _time(args, model, leaf, contribs, X_val, y_val, threads):
 
 def _time_column_terms(model, X, y, repeat):
     """Best times of the column test's own and resampled terms, per attribution."""
+    from skl_treeinner._scoring import _noise
     from skl_treeinner._scoring import _permutation as perm
 
     reader = read_model(model)
     rows, n, y_rows, _ = reader.rows(X, y)
-    ys = perm.noise_targets(reader.ensemble, y_rows)
+    ys = _noise.noise_targets(reader.ensemble, y_rows)
     units = np.arange(reader.ensemble.n_features)
     sources = perm.draw_sources(n, perm.DRAWS, 0)
     out = {}

@@ -4,7 +4,7 @@ On data where y is independent of X (Gaussian columns) and the target has rare
 values, a column the booster splits on rarely has nonzero terms on a few held-out
 rows only. This counts, over several fits of the default selector (one 50/50 split,
 ``cv=None``), the noise p-values below 0.05, 0.01 and 0.001, with the test as it is
-(the rows' spread, floored by the target's own noise: ``_scoring.row_noise``) and
+(the rows' spread, floored by the target's own noise: ``_scoring._noise.row_noise``) and
 with the rows' spread alone (the floor switched off).
 
 Targets (``--target``): ``rare``, 0/1 with ``--rate`` positives (default 0.02);

@@ -52,7 +52,7 @@ class Objective:
     #: error, Poisson, gamma, Tweedie, log-loss without ``scale_pos_weight``):
     #: then a row's TreeInner term is affine in y too, and the target's own
     #: noise in it is the slope times y's spread, Var(y | x) = φ V(E[y | x])
-    #: (:meth:`variance`; ``_scoring.row_noise``). Other classifiers' noise is
+    #: (:meth:`variance`; ``_scoring._noise.row_noise``). Other classifiers' noise is
     #: computed from their finitely many labels instead.
     affine_in_target: bool = False
     #: Whether the gradient is (mean - y) up to the weight, so that Σ g² falls

@@ -31,14 +31,13 @@ from scipy import sparse
 from .._kernels._backend import backend_for
 from .._kernels._row_blocks import in_threads as _in_threads
 from .._kernels._structures import Block, Units
+from ._noise import noise_of_channels, noise_targets
 from ._sums import HeldOutTerms, final_margins, row_terms, treeshap_terms_of
 
 __all__ = [
     "DRAWS",
     "column_terms",
     "draw_sources",
-    "noise_of_channels",
-    "noise_targets",
     "resampled_terms",
     "unit_trees",
 ]
@@ -75,23 +74,6 @@ def unit_trees(ens, unit_of, n_units):
     ptr = np.zeros(n_units + 1, dtype=np.int64)
     np.add.at(ptr, units + 1, 1)
     return np.cumsum(ptr), trees.astype(np.int64)
-
-
-def noise_targets(ens, y):
-    """y, then the targets at which the terms' noise floor needs the terms.
-
-    ``[y, y + 1]`` where the loss is affine in y (the slope), ``[y, 0, 1,
-    ..., K - 1]`` (each class label) for other classifiers, ``[y]`` where the
-    loss has no noise model (:func:`~skl_treeinner._scoring._sums.row_noise`).
-    """
-    y = np.asarray(y, dtype=np.float64)
-    objective = ens.objective
-    if objective.affine_in_target:
-        return [y, y + 1.0]
-    if objective.is_classifier:
-        k = objective.class_probabilities(np.zeros((1, ens.n_outputs))).shape[1]
-        return [y] + [np.full(y.shape, float(c)) for c in range(k)]
-    return [y]
 
 
 def resampled_terms(
@@ -318,29 +300,6 @@ def _with_columns_from(X, cols, rows):
     out = np.array(X, copy=True)
     out[:, cols] = np.asarray(X)[rows][:, cols]
     return out
-
-
-def noise_of_channels(objective, margins, ys, terms_at):
-    """Return the noise floor's ``(a2v, resid2, var)`` of terms known at ``ys``.
-
-    ``margins`` are the rows' final margins
-    (:func:`~skl_treeinner._scoring._sums.final_margins`); ``terms_at[c]`` (n, m)
-    are terms at target ``ys[c]`` as :func:`noise_targets` chose them; the
-    result is as :func:`~skl_treeinner._scoring._sums.row_noise`'s, or None
-    without a model.
-    """
-    if len(ys) == 1:
-        return None
-    n = margins.shape[0]
-    if objective.affine_in_target:
-        mean = objective.mean(margins)
-        var = objective.variance(mean)
-        slope = terms_at[1] - terms_at[0]
-        return slope**2 * var[:, None], (ys[0] - mean) ** 2, var
-    prob = objective.class_probabilities(margins)
-    first = sum(prob[:, c, None] * z**2 for c, z in enumerate(terms_at[1:]))
-    second = sum(prob[:, c, None] * z for c, z in enumerate(terms_at[1:]))
-    return np.maximum(first - second**2, 0.0), np.ones(n), np.ones(n)
 
 
 def column_terms(reader, X, n, y, w, *, attribution, into, feature_groups, seed):

@@ -4,7 +4,7 @@ A held-out score is a sum over rows, ``score_k = Σ_i z_ik`` (Eq. 21, per row:
 ``tree_inner(..., per_sample=True)``); given the fitted model the rows are
 independent draws, so ``se_k = sqrt(m) · sd(z_·k)`` over the ``m`` units
 (rows, groups or blocks; a row's weight is part of its draw), floored by the
-target's own noise (:func:`~skl_treeinner._scoring._sums.row_noise`), and
+target's own noise (:func:`~skl_treeinner._scoring._noise.row_noise`), and
 ``t_k = score_k / se_k`` tests H0: E[z_k] ≤ 0 with Student's t on ``m - 1``
 degrees of freedom. Under cross-fitting the rows of all splits are pooled,
 a row scored by several splits once. Why this test, and how it is
@@ -52,7 +52,7 @@ class ScoreTest:
 def pool_noise(n_samples, tests, noise, sample_weight=None):
     """Floor of the pooled score's variance: the target's noise in its terms.
 
-    ``noise`` holds each split's :func:`~skl_treeinner._scoring._sums.row_noise` on
+    ``noise`` holds each split's :func:`~skl_treeinner._scoring._noise.row_noise` on
     its held-out rows (or None where the loss has no model of it). A row
     scored by several splits enters once, as in :func:`pool_rows`, and its
     terms share its target, so their standard deviations add (exact for
@@ -131,7 +131,7 @@ class Moments(NamedTuple):
     m2: np.ndarray
     #: Largest absolute term, per feature (the scale of "no spread").
     peak: np.ndarray
-    #: The target's noise (:func:`~skl_treeinner._scoring._sums.row_noise`): the
+    #: The target's noise (:func:`~skl_treeinner._scoring._noise.row_noise`): the
     #: sums of the rows' ``a2v`` (per feature), ``resid2`` and ``var``; None
     #: where the loss has no model of it.
     noise: tuple | None = None
@@ -148,7 +148,7 @@ class Moments(NamedTuple):
 def moments(z, noise=None) -> Moments:
     """Reduce units ``z`` of shape (m, n_features) to their :class:`Moments`.
 
-    ``noise`` is the rows' :func:`~skl_treeinner._scoring._sums.row_noise`, if any.
+    ``noise`` is the rows' :func:`~skl_treeinner._scoring._noise.row_noise`, if any.
     """
     z = np.asarray(z, dtype=np.float64)
     m = z.shape[0]

@@ -16,7 +16,7 @@ import xgboost as xgb
 from skl_treeinner import TreeInnerSelector as _TreeInnerSelector
 from skl_treeinner import tree_inner
 from skl_treeinner._readers import read_model
-from skl_treeinner._scoring._sums import row_noise, row_noise_sums
+from skl_treeinner._scoring._noise import row_noise, row_noise_sums
 from skl_treeinner._stats._inference import one_sided_test, pool_noise, pool_rows
 
 da = pytest.importorskip("dask.array")

@@ -18,6 +18,7 @@ from scipy import stats
 from skl_treeinner import TreeInnerSelector, tree_inner
 from skl_treeinner._engines._plan import selection_seeds
 from skl_treeinner._readers import read_model
+from skl_treeinner._scoring import _noise
 from skl_treeinner._scoring import _permutation as perm
 
 lgb = pytest.importorskip("lightgbm")
@@ -68,7 +69,7 @@ def _kernel_and_reference(name, units, attribution, rows, reference_setup=None):
     reader = read_model(model)
     rows, n, y_rows, _ = reader.rows(X[fitted:], y[fitted:])
     w = np.random.default_rng(1).random(n)
-    ys = perm.noise_targets(reader.ensemble, y_rows)
+    ys = _noise.noise_targets(reader.ensemble, y_rows)
     sources = perm.draw_sources(n, 2, seed=3)
     n_units = int(units.max()) + 1
     ptr, trees = perm.unit_trees(reader.ensemble, units, n_units)
@@ -241,7 +242,7 @@ def test_draws_of_equal_values_take_the_rows_own_terms(attribution):
     model.fit(X[:300], y[:300])
     reader = read_model(model)
     rows, n, y_rows, _ = reader.rows(X[300:], y[300:])
-    ys = perm.noise_targets(reader.ensemble, y_rows)
+    ys = _noise.noise_targets(reader.ensemble, y_rows)
     units = np.arange(5)
     ptr, trees = perm.unit_trees(reader.ensemble, units, 5)
     sources = perm.draw_sources(n, 3, seed=0)

@@ -181,7 +181,8 @@ def test_rounds_equal_the_librarys_property(library, kind, seed, depth):
 def test_one_pass_for_the_terms_and_their_noise(library, kind, attribution):
     # The selector's terms and its noise model's terms at other targets come
     # from one pass (channels): the same numbers as one pass per target.
-    from skl_treeinner._scoring._sums import row_noise_sums, row_terms, terms_and_noise
+    from skl_treeinner._scoring._noise import row_noise_sums, terms_and_noise
+    from skl_treeinner._scoring._sums import row_terms
 
     model, X, y = _model(library, kind)
     reader = read_model(model)

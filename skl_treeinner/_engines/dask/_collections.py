@@ -21,15 +21,14 @@ import sys
 
 import numpy as np
 
+from ..._scoring._noise import has_row_noise, terms_and_noise
 from ..._scoring._permutation import column_terms
 from ..._scoring._sums import (
-    has_row_noise,
     partial_sums,
     predecomp_rows,
     row_terms,
     scores_from_sums,
     shaped,
-    terms_and_noise,
 )
 from ..._utils._optional import import_optional
 

@@ -23,9 +23,10 @@ from sklearn.utils.validation import _check_method_params
 from threadpoolctl import threadpool_limits
 
 from ..._readers import read_model, reader_class
+from ..._scoring._noise import terms_and_noise
 from ..._scoring._permutation import column_terms
 from ..._scoring._pipeline_columns import input_columns
-from ..._scoring._sums import HeldOutTerms, gradient_ratio, terms_and_noise
+from ..._scoring._sums import HeldOutTerms, gradient_ratio
 from ..._stats._refit_curve import Decoded, score_intercept, score_refit
 from ..._utils._progress import progress, write_line
 from .._plan import FitSetup, final_step
