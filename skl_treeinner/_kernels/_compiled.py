@@ -444,6 +444,61 @@ class Kernels:
             out = None
         return parts, out
 
+    def resampling(self, attribution, units):
+        """Return the column test's kernel ``kernel(block)`` and its status when well.
+
+        The kernel (:mod:`skl_treeinner._kernels.cpu._permute` for PreDecomp,
+        :mod:`skl_treeinner._kernels.cpu._permute_shap` for TreeSHAP) adds, for
+        a :class:`~skl_treeinner._kernels._structures.Block` of rows, each
+        row's mean term of each of ``units`` with the unit's values drawn, and
+        returns a status. ``(None, None)`` where a TreeSHAP path splits on more
+        features than the kernel takes.
+        """
+        arrays = self.arrays
+        walk, trees, rule = arrays.walk, arrays.trees, arrays.rule
+        if attribution == "predecomp":
+            from .cpu import _permute as kp
+
+            table = arrays.table
+
+            def kernel(block):
+                return kp.permuted_terms(block, walk, trees, rule, table, units)
+
+            return kernel, kp.OK
+        from .cpu import _permute_shap as ks
+
+        ts = _cpu_treeshap()
+        within = np.empty(self.ensemble.n_trees, dtype=np.bool_)
+        ts.paths_within(trees, ts.MAX_PATH_FEATURES, within)
+        if not within.all():
+            return None, None
+
+        def kernel(block):
+            return ks.permuted_treeshap_terms(block, walk, trees, rule, units)
+
+        return kernel, ks.OK
+
+    def resample(self, kernel, block) -> list:
+        """Run :meth:`resampling`'s ``kernel`` on a chunk's rows, over threads.
+
+        ``block`` holds the chunk (``start``: its first row in ``block.X``;
+        its ``leaves``, ``y``, ``w``, ``own`` and ``out``); each thread takes
+        a block of its rows. Returns the threads' statuses.
+        """
+        leaves = np.ascontiguousarray(block.leaves, dtype=np.int64)
+
+        def work(a, b):
+            return kernel(
+                block._replace(
+                    start=block.start + a, leaves=leaves[a:b], y=block.y[:, a:b],
+                    w=block.w[a:b] if block.w.size else block.w,
+                    own=block.own[:, a:b] if block.own.size else block.own,
+                    out=block.out[:, a:b],
+                )
+            )  # fmt: skip
+
+        return _in_threads(work, leaves.shape[0], self.n_threads, 256)
+
     def iteration_gradients(self, leaves, y) -> np.ndarray:
         """:meth:`TreeEnsemble.iteration_gradients`, fused: (rows, R, K)."""
         leaves, y = _rows(leaves, y)

@@ -124,6 +124,26 @@ class Units(NamedTuple):
     unit_ptr: np.ndarray
     units: np.ndarray
 
+    @classmethod
+    def of(cls, unit_of, tree_ptr, trees, n_trees) -> Units:
+        """Build the units from each column's unit and each unit's trees (CSR)."""
+        n_units = tree_ptr.size - 1
+        unit_of = np.ascontiguousarray(unit_of, dtype=np.int64)
+        # Each unit's columns, for the kernels' shortcut (a draw of equal values).
+        cols = np.flatnonzero(unit_of >= 0)
+        cols = cols[np.argsort(unit_of[cols], kind="stable")]
+        col_ptr = np.zeros(n_units + 1, dtype=np.int64)
+        np.add.at(col_ptr, unit_of[cols] + 1, 1)
+        # The units of each tree (the transpose of each unit's trees).
+        units = np.repeat(np.arange(n_units), np.diff(tree_ptr))
+        by_tree = np.lexsort((units, trees))
+        unit_ptr = np.zeros(n_trees + 1, dtype=np.int64)
+        np.add.at(unit_ptr, trees + 1, 1)
+        return cls(
+            unit_of, np.cumsum(col_ptr), cols.astype(np.int64), _int64(tree_ptr),
+            _int64(trees), np.cumsum(unit_ptr), units[by_tree].astype(np.int64),
+        )  # fmt: skip
+
 
 class Block(NamedTuple):
     """A block of held-out rows for the column test's kernels.
@@ -225,9 +245,14 @@ class ModelArrays:
             _int64(ens.tree_iteration),
         )
 
-    @cached_property
+    @property
     def rule(self) -> Rule | None:
-        """:class:`Rule` of the model, or None where its rule is not known."""
+        """:class:`Rule` of the model, or None where its rule is not known.
+
+        Read from the ensemble's split rule at every call (its arrays as they
+        are, where already contiguous): what the kernels check the booster's
+        routing against is the rule the ensemble holds now.
+        """
         rule = self.ensemble.split_rule
         if rule is None:
             return None

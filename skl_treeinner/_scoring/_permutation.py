@@ -29,7 +29,6 @@ import numpy as np
 from scipy import sparse
 
 from .._kernels._backend import backend_for
-from .._kernels._row_blocks import in_threads as _in_threads
 from .._kernels._structures import Block, Units
 from ._noise import noise_of_channels, noise_targets
 from ._sums import HeldOutTerms, final_margins, row_terms, treeshap_terms_of
@@ -142,28 +141,23 @@ def _compiled(reader, X, ys, w, *, attribution, unit_of, ptr, trees, sources, ow
     n_units = ptr.size - 1
     out = np.zeros((y.shape[0], y.shape[1], n_units))
     weights = np.empty(0) if w is None else np.ascontiguousarray(w, dtype=np.float64)
-    units = _units(reader.ensemble, unit_of, ptr, trees)
+    units = Units.of(unit_of, ptr, trees, reader.ensemble.n_trees)
     own = np.zeros((0, 0, 0)) if own is None else own
     own = np.ascontiguousarray(own, dtype=np.float64)
     sources = np.ascontiguousarray(sources, dtype=np.int64)
-    kernel, ok = _kernel(kernels, attribution, units)
+    kernel, ok = kernels.resampling(attribution, units)
     if kernel is None:
         return None
     status = []
     for start, stop, _, leaves in reader.iter_leaves(X, scale=4):
-        leaves = np.ascontiguousarray(leaves, dtype=np.int64)
-
-        def work(a, b, start=start, leaves=leaves):
-            at = slice(start + a, start + b)
-            return kernel(
-                Block(
-                    rows, start + a, leaves[a:b], sources, y[:, at],
-                    weights[at] if weights.size else weights,
-                    own[:, at] if own.size else own, out[:, at],
-                )
-            )  # fmt: skip
-
-        status += _in_threads(work, stop - start, kernels.n_threads, 256)
+        at = slice(start, stop)
+        status += kernels.resample(
+            kernel, Block(
+                rows, start, leaves, sources, y[:, at],
+                weights[at] if weights.size else weights,
+                own[:, at] if own.size else own, out[:, at],
+            ),
+        )  # fmt: skip
     if any(s != ok for s in status):
         if MISROUTED not in status:  # a path too deep: screened out above
             return None
@@ -177,56 +171,6 @@ def _compiled(reader, X, ys, w, *, attribution, unit_of, ptr, trees, sources, ow
         )
         return None
     return out
-
-
-def _units(ens, unit_of, ptr, trees) -> Units:
-    """Return the kernels' :class:`Units` (columns and trees of each unit, and back)."""
-    n_units = ptr.size - 1
-    unit_of = np.ascontiguousarray(unit_of, dtype=np.int64)
-    # Each unit's columns, for the kernel's shortcut (a draw of equal values).
-    cols = np.flatnonzero(unit_of >= 0)
-    cols = cols[np.argsort(unit_of[cols], kind="stable")]
-    col_ptr = np.zeros(n_units + 1, dtype=np.int64)
-    np.add.at(col_ptr, unit_of[cols] + 1, 1)
-    # The units of each tree (the transpose of each unit's trees).
-    units = np.repeat(np.arange(n_units), np.diff(ptr))
-    by_tree = np.lexsort((units, trees))
-    tree_ptr = np.zeros(ens.n_trees + 1, dtype=np.int64)
-    np.add.at(tree_ptr, trees + 1, 1)
-    return Units(
-        unit_of, np.cumsum(col_ptr), cols.astype(np.int64), ptr, trees,
-        np.cumsum(tree_ptr), units[by_tree].astype(np.int64),
-    )  # fmt: skip
-
-
-def _kernel(kernels, attribution, units):
-    """Return the resampling kernel's call ``kernel(block)`` and its status when well.
-
-    ``(None, None)`` where a TreeSHAP path is too deep for the kernel.
-    """
-    arrays = kernels.arrays
-    walk, trees, rule = arrays.walk, arrays.trees, arrays.rule
-    if attribution == "predecomp":
-        from .._kernels.cpu import _permute as kp
-
-        table = arrays.table
-
-        def kernel(block):
-            return kp.permuted_terms(block, walk, trees, rule, table, units)
-
-        return kernel, kp.OK
-    from .._kernels.cpu import _permute_shap as ks
-    from .._kernels.cpu import _treeshap as ts
-
-    within = np.empty(kernels.ensemble.n_trees, dtype=np.bool_)
-    ts.paths_within(trees, ts.MAX_PATH_FEATURES, within)
-    if not within.all():
-        return None, None
-
-    def kernel(block):
-        return ks.permuted_treeshap_terms(block, walk, trees, rule, units)
-
-    return kernel, ks.OK
 
 
 def _rescored(reader, X, n, ys, w, *, attribution, unit_of, ptr, sources):
