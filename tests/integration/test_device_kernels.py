@@ -134,14 +134,20 @@ def test_chunks_weights_and_a_late_check(monkeypatch):
     rows = tree_inner(model, X, y, sample_weight=w, per_sample=True)
     calls = []
     _on_gpu(monkeypatch, calls)
+    # A device not yet checked for this model (another test may have checked
+    # it in this process: the model is shared).
+    monkeypatch.setattr(_device_kernels, "_CACHE", type(_device_kernels._CACHE)())
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        got = tree_inner(model, X, y, sample_weight=w)
-        np.testing.assert_allclose(got, expected, rtol=1e-9)
-        got = tree_inner(model, X, y, sample_weight=w, per_sample=True)
-        np.testing.assert_allclose(got, rows, rtol=1e-9, atol=1e-12)
-    # Chunks of 1024 rows (4 x 256): the first has only zero weights.
-    assert calls == ["leaf_sums", "leaf_sums", "row_terms", "row_terms"]
+        for _ in range(2):  # checked on the second chunk, then the device's
+            got = tree_inner(model, X, y, sample_weight=w)
+            np.testing.assert_allclose(got, expected, rtol=1e-9)
+            got = tree_inner(model, X, y, sample_weight=w, per_sample=True)
+            np.testing.assert_allclose(got, rows, rtol=1e-9, atol=1e-12)
+    # Chunks of 1024 rows (4 x 256): the first's checked rows (the first 513)
+    # have only zero weights, so the second chunk is the first checked (one
+    # launch each); once trusted, the device scores both chunks.
+    assert calls == ["leaf_sums", "row_terms"] + ["leaf_sums"] * 2 + ["row_terms"] * 2
 
 
 def test_numba_cudas_small_grid_warning_neither_reaches_users_nor_fails(monkeypatch):
