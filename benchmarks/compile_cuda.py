@@ -49,6 +49,7 @@ def main() -> None:
     # thresholds are float32.
     walk = NamedTuple((f1, f1, i1, i1, int64, float64, f1), Walk)
     table = NamedTuple((i1, i1, f1, int64), PathTable)
+    # The device keeps the library's own threshold dtype.
     rule = NamedTuple((float32[::1], b1, boolean), Rule)
     flat = NamedTuple((i1, i1, i1, i2, b2, i2, i1, i2, f2, i1), FlatLeaves)
     x = float32[:, ::1]

@@ -30,7 +30,7 @@ from .._utils._optional import import_optional
 from ._row_blocks import in_threads as _in_threads
 from ._row_blocks import rows_per_thread
 from ._row_blocks import total as _total
-from ._structures import ModelArrays
+from ._structures import ModelArrays, kernel_rows
 
 __all__ = [
     "ENV_VAR",
@@ -390,6 +390,7 @@ class Kernels:
             booster_rounds = np.unique(trees.tree_round[~within])
             trees_done = np.flatnonzero(~np.isin(trees.tree_round, booster_rounds))
             rule = self.arrays.rule
+            X = kernel_rows(X)
 
             def kernel(todo, a, b, rounds, rows):
                 return ts.treeshap_terms(

@@ -39,7 +39,7 @@ import numpy as np
 
 from .._utils._validation import user_stacklevel
 from ._compiled import Kernels, _rows
-from ._structures import on_device
+from ._structures import Rule, on_device
 
 __all__ = ["DeviceKernels", "cuda_ready", "device_kernels_for"]
 
@@ -264,7 +264,8 @@ _device_layout.flat_leaves`); for TreeSHAP per row, the table of every
         self.value = arrays.walk.value
         self.tree_round = arrays.trees.tree_round
         self.feature = cuda.to_device(arrays.trees.feature)
-        self.rule = on_device(arrays.rule, cuda)
+        # The library's own threshold dtype, as the device's rows have it.
+        self.rule = on_device(Rule(*kernels.ensemble.split_rule.kernel_arrays()), cuda)
         self.table: tuple | bool | None = None
 
     def has_table(self) -> bool:

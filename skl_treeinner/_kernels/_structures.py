@@ -41,6 +41,7 @@ __all__ = [
     "Trees",
     "Units",
     "Walk",
+    "kernel_rows",
     "on_device",
 ]
 
@@ -249,14 +250,24 @@ class ModelArrays:
     def rule(self) -> Rule | None:
         """:class:`Rule` of the model, or None where its rule is not known.
 
-        Read from the ensemble's split rule at every call (its arrays as they
-        are, where already contiguous): what the kernels check the booster's
-        routing against is the rule the ensemble holds now.
+        Read from the ensemble's split rule at every call: what the kernels
+        check the booster's routing against is the rule the ensemble holds
+        now. Thresholds are float64 for every library (XGBoost's float32 ones
+        convert exactly, and so do its rows, :func:`kernel_rows`): one type of
+        rule, so that numba never picks a kernel compiled for another dtype
+        (numba 0.60 unboxed a float64 threshold array into a float32 kernel's
+        argument after an XGBoost and a scikit-learn model met in one process).
         """
         rule = self.ensemble.split_rule
         if rule is None:
             return None
-        return Rule(*rule.kernel_arrays())
+        threshold, missing_left, strict = rule.kernel_arrays()
+        return Rule(_float64(threshold), missing_left, strict)
+
+
+def kernel_rows(X) -> np.ndarray:
+    """Return the rows as the CPU kernels read them: C-contiguous float64 (exact)."""
+    return np.ascontiguousarray(X, dtype=np.float64)
 
 
 def on_device(structure, cuda):

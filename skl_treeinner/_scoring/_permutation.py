@@ -29,7 +29,7 @@ import numpy as np
 from scipy import sparse
 
 from .._kernels._backend import backend_for
-from .._kernels._structures import Block, Units
+from .._kernels._structures import Block, Units, kernel_rows
 from ._noise import noise_of_channels, noise_targets
 from ._sums import HeldOutTerms, final_margins, row_terms, treeshap_terms_of
 
@@ -137,6 +137,7 @@ def _compiled(reader, X, ys, w, *, attribution, unit_of, ptr, trees, sources, ow
     rows = reader.treeshap_rows(X)
     if rows is None:
         return None
+    rows = kernel_rows(rows)
     y = np.ascontiguousarray(np.vstack(ys), dtype=np.float64)
     n_units = ptr.size - 1
     out = np.zeros((y.shape[0], y.shape[1], n_units))
