@@ -27,6 +27,10 @@ if not _device_kernels.cuda_ready():
 
 lgb = pytest.importorskip("lightgbm")
 
+#: The GPU kernels, on numba's CUDA simulator where no GPU is visible (CI's
+#: lowest-versions environment leaves them out: see .ci/run).
+pytestmark = pytest.mark.device
+
 
 def _models():
     X, y = make_data(n=300, p=5, seed=3, nan_frac=0.05)
