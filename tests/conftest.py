@@ -1,6 +1,7 @@
 import contextlib
 import os
 import shutil
+import sys
 
 # Without an NVIDIA driver, the GPU kernels' tests run on numba's CUDA
 # simulator (tests/integration/test_device_kernels.py); set before numba is imported.
@@ -12,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xgboost as xgb
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 #: The tiers, one folder each (tests/README.md); every test gets its folder's
 #: marker, so that ``-m`` picks tiers (the package's doctests are unit tests).
@@ -46,6 +47,12 @@ OBJECTIVES = {
 }
 
 
+#: (number of imported modules, a ThreadpoolController made then): finding the
+#: loaded thread pools reads every loaded library (milliseconds per test, about
+#: ten seconds of a suite's run), and only an import loads a new one.
+_POOLS = [-1, None]
+
+
 @pytest.fixture(autouse=True)
 def _one_openmp_thread():
     """Run every test with one OpenMP thread.
@@ -55,7 +62,9 @@ def _one_openmp_thread():
     against 0.8 s for the CLI tests' 3-fold selection). Tests that exercise
     threading set their own limits inside.
     """
-    with threadpool_limits(limits=1, user_api="openmp"):
+    if _POOLS[0] != len(sys.modules):
+        _POOLS[:] = [len(sys.modules), ThreadpoolController()]
+    with _POOLS[1].limit(limits=1, user_api="openmp"):
         yield
 
 
