@@ -137,21 +137,54 @@ def data():
     return make_data()
 
 
-@pytest.fixture(scope="session")
+class _Cluster:
+    """The tests' real Dask cluster: 2 worker processes of 1 thread, started on
+    first use and closed after the last test that needs it (an idle cluster
+    costs about a tenth of a core in heartbeats and checks)."""
+
+    def __init__(self):
+        self._stack = None
+        self.client = None
+
+    def get(self):
+        if self.client is None:
+            distributed = pytest.importorskip("distributed")
+            self._stack = contextlib.ExitStack()
+            cluster = self._stack.enter_context(
+                distributed.LocalCluster(
+                    n_workers=2,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    worker_class=distributed.Nanny,
+                )
+            )
+            self.client = self._stack.enter_context(distributed.Client(cluster))
+        return self.client
+
+    def close(self):
+        if self._stack is not None:
+            self._stack.close()
+        self._stack = self.client = None
+
+
+_CLUSTER = _Cluster()
+
+
+@pytest.fixture
 def client():
-    """A real Dask cluster: 2 worker processes of 1 thread, closed after the tests."""
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            worker_class=distributed.Nanny,
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
-        yield c
+    """A client of the tests' one Dask cluster (:class:`_Cluster`)."""
+    return _CLUSTER.get()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    # After the test's own fixtures are torn down. The tests of the cluster run
+    # one after another (their xdist_group, in collection order): close it when
+    # the next test does not need it, or none comes (a later test that does
+    # would start it again).
+    if nextitem is None or "client" not in getattr(nextitem, "fixturenames", ()):
+        _CLUSTER.close()
 
 
 @contextlib.contextmanager
