@@ -139,8 +139,9 @@ def data():
 
 class _Cluster:
     """The tests' real Dask cluster: 2 worker processes of 1 thread, started on
-    first use and closed after the last test that needs it (an idle cluster
-    costs about a tenth of a core in heartbeats and checks)."""
+    first use and closed after the last test that needs it: an open cluster's
+    heartbeats and checks (its scheduler in this process) slow every other
+    test that shares the machine's cores with it."""
 
     def __init__(self):
         self._stack = None
