@@ -25,10 +25,39 @@ def pytest_collection_modifyitems(config, items):
         parts = Path(str(item.path)).parts
         tiers = [tier for tier in TIERS if tier in parts[-2:-1]] or ["unit"]
         item.add_marker(tiers[0])
-        if "client" in getattr(item, "fixturenames", ()):
-            # Under pytest-xdist (``-n``, ``--dist loadgroup``), the tests of a
-            # Dask cluster share one worker and so one cluster.
-            item.add_marker(pytest.mark.xdist_group("dask"))
+
+
+#: Test files whose tests share one pytest-xdist worker (``-n``), by group:
+#: the Dask cluster's (one cluster, closed after them), and files whose
+#: module-scoped fixtures fit selections (built once, not once per worker).
+XDIST_GROUPS = {
+    "tests/integration/test_dask.py": "dask",
+    "tests/integration/test_dask_refit_curve.py": "dask",
+    "tests/integration/test_dask_selector.py": "dask",
+    "tests/smoke/test_compare_selectors.py": "compare_selectors",
+    "tests/unit/test_plot_layout.py": "plot_layout",
+}
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` (pyproject.toml's addopts) with :data:`XDIST_GROUPS`.
+
+    Groups by file name in the scheduler itself: pytest-xdist's own
+    ``xdist_group`` marks rename the tests' node ids, which pytest 9.2 no
+    longer allows (pytest-xdist issue 1386), and a conftest's marks come
+    after xdist has read them (pytest-xdist issue 1241).
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class FileGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid):
+            group = XDIST_GROUPS.get(nodeid.split("::", 1)[0])
+            return group or super()._split_scope(nodeid)
+
+    return FileGroups(config, log)
 
 
 # name -> (estimator class, target maker, extra params)
@@ -150,23 +179,24 @@ class _Cluster:
     def get(self):
         if self.client is None:
             distributed = pytest.importorskip("distributed")
-            self._stack = contextlib.ExitStack()
-            cluster = self._stack.enter_context(
-                distributed.LocalCluster(
-                    n_workers=2,
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=None,
-                    worker_class=distributed.Nanny,
+            with contextlib.ExitStack() as stack:  # closed if the client fails
+                cluster = stack.enter_context(
+                    distributed.LocalCluster(
+                        n_workers=2,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=None,
+                        worker_class=distributed.Nanny,
+                    )
                 )
-            )
-            self.client = self._stack.enter_context(distributed.Client(cluster))
+                self.client = stack.enter_context(distributed.Client(cluster))
+                self._stack = stack.pop_all()
         return self.client
 
     def close(self):
-        if self._stack is not None:
-            self._stack.close()
-        self._stack = self.client = None
+        stack, self._stack, self.client = self._stack, None, None
+        if stack is not None:
+            stack.close()
 
 
 _CLUSTER = _Cluster()
@@ -178,14 +208,21 @@ def client():
     return _CLUSTER.get()
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item, nextitem):
-    # After the test's own fixtures are torn down. The tests of the cluster run
-    # one after another (their xdist_group, in collection order): close it when
-    # the next test does not need it, or none comes (a later test that does
-    # would start it again).
-    if nextitem is None or "client" not in getattr(nextitem, "fixturenames", ()):
-        _CLUSTER.close()
+    # After the test's own fixtures are torn down, failing or not. The tests of
+    # the cluster run one after another (their files' group, in collection
+    # order): close it when the next test does not need it, or none comes (a
+    # later test that does would start it again).
+    try:
+        return (yield)
+    finally:
+        if nextitem is None or "client" not in getattr(nextitem, "fixturenames", ()):
+            _CLUSTER.close()
+
+
+def pytest_sessionfinish(session):
+    _CLUSTER.close()  # also where the last test's teardown never ran
 
 
 @contextlib.contextmanager

@@ -31,11 +31,6 @@ def _load_module():
     return module
 
 
-#: With -n, this file's tests share one worker, so its module-scoped fixtures
-#: (a selection each) run once, not once per worker.
-pytestmark = pytest.mark.xdist_group("compare_selectors")
-
-
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("compare")

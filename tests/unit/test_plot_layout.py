@@ -42,11 +42,6 @@ def _booster(classes=False, **params):
     return cls(n_estimators=25, max_depth=3, learning_rate=0.3, n_jobs=1, **params)
 
 
-#: With -n, this file's tests share one worker, so its module-scoped fixtures
-#: (a selection each) run once, not once per worker.
-pytestmark = pytest.mark.xdist_group("plot_layout")
-
-
 @pytest.fixture(scope="module")
 def cancer():
     """Breast cancer in a shuffled order, with its real names."""
