@@ -385,8 +385,7 @@ class Kernels:
                     leaves[a:b], residual[:, :, a:b], todo, trees, walk, rounds, rows
                 )
         else:
-            within = np.empty(ens.n_trees, dtype=np.bool_)
-            ts.paths_within(trees, ts.MAX_PATH_FEATURES, within)
+            within = self._paths_within(ts)
             booster_rounds = np.unique(trees.tree_round[~within])
             trees_done = np.flatnonzero(~np.isin(trees.tree_round, booster_rounds))
             rule = self.arrays.rule
@@ -468,10 +467,7 @@ class Kernels:
             return kernel, kp.OK
         from .cpu import _permute_shap as ks
 
-        ts = _cpu_treeshap()
-        within = np.empty(self.ensemble.n_trees, dtype=np.bool_)
-        ts.paths_within(trees, ts.MAX_PATH_FEATURES, within)
-        if not within.all():
+        if not self._paths_within(_cpu_treeshap()).all():
             return None, None
 
         def kernel(block):
@@ -489,16 +485,19 @@ class Kernels:
         leaves = np.ascontiguousarray(block.leaves, dtype=np.int64)
 
         def work(a, b):
-            return kernel(
-                block._replace(
-                    start=block.start + a, leaves=leaves[a:b], y=block.y[:, a:b],
-                    w=block.w[a:b] if block.w.size else block.w,
-                    own=block.own[:, a:b] if block.own.size else block.own,
-                    out=block.out[:, a:b],
-                )
-            )  # fmt: skip
+            return kernel(block.part(a, b, leaves[a:b]))
 
         return _in_threads(work, leaves.shape[0], self.n_threads, 256)
+
+    def _paths_within(self, ts) -> np.ndarray:
+        """Return, per tree, whether its TreeSHAP kernels take it.
+
+        They take a tree whose every path splits on at most
+        ``MAX_PATH_FEATURES`` distinct features.
+        """
+        within = np.empty(self.ensemble.n_trees, dtype=np.bool_)
+        ts.paths_within(self.arrays.trees, ts.MAX_PATH_FEATURES, within)
+        return within
 
     def iteration_gradients(self, leaves, y) -> np.ndarray:
         """:meth:`TreeEnsemble.iteration_gradients`, fused: (rows, R, K)."""

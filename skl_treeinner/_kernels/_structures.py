@@ -149,7 +149,7 @@ class Units(NamedTuple):
 class Block(NamedTuple):
     """A block of held-out rows for the column test's kernels.
 
-    ``X`` holds every held-out row (the split rule's dtype, NaN missing);
+    ``X`` holds every held-out row (float64, :func:`kernel_rows`; NaN missing);
     the block's rows are rows ``start + i`` of it, with their ``leaves``
     (rows, n_trees), targets ``y`` (C channels, (C, rows)), weights ``w``
     (empty: none), own terms ``own`` (C, rows, n_units; empty: none) and
@@ -165,6 +165,15 @@ class Block(NamedTuple):
     w: np.ndarray
     own: np.ndarray
     out: np.ndarray
+
+    def part(self, a, b, leaves) -> Block:
+        """Return this block's rows ``a`` to ``b`` as a block, with their ``leaves``."""
+        return self._replace(
+            start=self.start + a, leaves=leaves, y=self.y[:, a:b],
+            w=self.w[a:b] if self.w.size else self.w,
+            own=self.own[:, a:b] if self.own.size else self.own,
+            out=self.out[:, a:b],
+        )  # fmt: skip
 
 
 def _int64(a) -> np.ndarray:
@@ -254,9 +263,7 @@ class ModelArrays:
         check the booster's routing against is the rule the ensemble holds
         now. Thresholds are float64 for every library (XGBoost's float32 ones
         convert exactly, and so do its rows, :func:`kernel_rows`): one type of
-        rule, so that numba never picks a kernel compiled for another dtype
-        (numba 0.60 unboxed a float64 threshold array into a float32 kernel's
-        argument after an XGBoost and a scikit-learn model met in one process).
+        rule and rows, so each kernel is compiled for one dtype only.
         """
         rule = self.ensemble.split_rule
         if rule is None:
@@ -267,7 +274,7 @@ class ModelArrays:
 
 def kernel_rows(X) -> np.ndarray:
     """Return the rows as the CPU kernels read them: C-contiguous float64 (exact)."""
-    return np.ascontiguousarray(X, dtype=np.float64)
+    return _float64(X)
 
 
 def on_device(structure, cuda):

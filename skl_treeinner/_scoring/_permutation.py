@@ -149,16 +149,10 @@ def _compiled(reader, X, ys, w, *, attribution, unit_of, ptr, trees, sources, ow
     kernel, ok = kernels.resampling(attribution, units)
     if kernel is None:
         return None
+    every = Block(rows, 0, None, sources, y, weights, own, out)  # all the rows
     status = []
     for start, stop, _, leaves in reader.iter_leaves(X, scale=4):
-        at = slice(start, stop)
-        status += kernels.resample(
-            kernel, Block(
-                rows, start, leaves, sources, y[:, at],
-                weights[at] if weights.size else weights,
-                own[:, at] if own.size else own, out[:, at],
-            ),
-        )  # fmt: skip
+        status += kernels.resample(kernel, every.part(start, stop, leaves))
     if any(s != ok for s in status):
         if MISROUTED not in status:  # a path too deep: screened out above
             return None
