@@ -131,7 +131,7 @@ def _print_comparison(print_fn, rows) -> None:
     """Print each method's (name, AUC, support, precision, recall) against the truth."""
     print_fn(f"Against the truth ({N_RELEVANT} relevant features):")
     print_fn(
-        f"{'':<20}  {'ROC AUC of scores':>17}  {'selected':>8}  {'precision':>9}  "
+        f"{'':<20}  {'ROC AUC of ranks':>17}  {'selected':>8}  {'precision':>9}  "
         f"{'recall':>6}"
     )
     for name, auc, sup, prec, rec in rows:
@@ -155,7 +155,8 @@ def run_demo(
     kept); :class:`~sklearn.feature_selection.SelectFromModel`
     keeps the features whose in-sample total gain, from XGBoost fitted on all
     the rows, is above the mean. Prints a ranked table of every feature and,
-    for both methods, the ROC AUC of the scores against the truth and the
+    for both methods, the ROC AUC of its ranking against the truth (the
+    selector's ``ranking_``, by its test; gain's order) and the
     precision and recall of the selected set.
 
     Parameters
@@ -196,7 +197,8 @@ def run_demo(
     support = selector.support_
     gain_rank = np.empty(gain.size, dtype=np.int64)
     gain_rank[np.argsort(-gain, kind="mergesort")] = np.arange(1, gain.size + 1)
-    auc_inner = float(roc_auc_score(truth, scores))
+    # the selector ranks by its test (ranking_), gain by its score
+    auc_inner = float(roc_auc_score(truth, -selector.ranking_))
     auc_gain = float(roc_auc_score(truth, gain))
     prec_inner, rec_inner = _precision_recall(support, truth)
     prec_gain, rec_gain = _precision_recall(gain_support, truth)

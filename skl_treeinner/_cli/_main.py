@@ -142,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=textwrap.fill(
             "Fit a gradient boosted tree model to predict the target column COL "
             "from the other columns of DATA, score every column with TreeInner "
-            "on held-out rows, and print the columns ranked by score, the "
+            "on held-out rows, and print the columns ranked by their test, the "
             "selected ones marked.",
             width=78,
         ),
@@ -255,7 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.05,
         metavar="A",
         help="keep the features whose one-sided p-value is below A (default "
-        "0.05); 'none' keeps every feature that passes --threshold",
+        "0.05, or 1/n for n features where smaller: see --control); 'none' "
+        "keeps every feature that passes --threshold",
     )
     scoring.add_argument(
         "--control",
@@ -272,8 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=option_type(parse_threshold),
         default=0.0,
         metavar="T",
-        help="and scoring above T: a number (default 0), 'mean', "
-        "'median' or a multiple such as '0.5*mean'",
+        help="and scoring more than T above its resampled score (with --test "
+        "model: scoring above T): a number (default 0), 'mean', 'median' or a "
+        "multiple such as '0.5*mean' of those differences",
     )
     scoring.add_argument(
         "--max-features",
@@ -542,6 +544,10 @@ def _report(args, selector, inputs, table):
         kept = sum(row["selected"] for row in rows)
         units = f"features in {kept} of {n_units} groups"
     rule = f"score > {selector.threshold_:.6g}"
+    if getattr(selector, "null_scores_", None) is not None:  # the test of a column
+        rule = "score > resampled score"
+        if selector.threshold_ != 0:
+            rule = f"score - resampled score > {selector.threshold_:.6g}"
     if args.alpha is not None:
         rule = f"{describe_rule(args.control, args.alpha, n_units)} and {rule}"
     word = "group" if groups is not None else "feature"

@@ -248,7 +248,7 @@ def parse_alpha(text: str):
     if not 0 < value < 1:
         raise ValueError(
             f"{text!r} is not a significance level: pass a number between 0 and "
-            "1 (such as 0.05), or 'none' to select on the score alone"
+            "1 (such as 0.05), or 'none' to select by --threshold alone"
         )
     return value
 

@@ -85,7 +85,9 @@ def refit_curve(plan: SelectionPlan, run: SplitRun, fgroups) -> dict:
     columns, for every k of the grid, and scored on its held-out rows
     (:meth:`SplitRun.refit_scores`).
     """
-    orders = [plan.candidates(fitted_statistics(t, fgroups)) for t in run.rankings()]
+    orders = [
+        plan.candidates(fitted_statistics(t, fgroups), fgroups) for t in run.rankings()
+    ]
     ks = k_grid(max(order.size for order in orders))
     scoring = CurveScoring.make(plan.scoring, run.labels)
     members = None if fgroups is None else fgroups.members

@@ -156,10 +156,11 @@ class SelectionPlan:
     #: splitter), applied once the data are checked (:func:`make_fit_setup`);
     #: ``None`` without routing (the checked weights then reach the booster).
     router: object = None
-    #: With ``max_features="best"``/``"1se"``: ``candidates(fitted)``, the
-    #: units (features, or feature groups) that pass the selector's cut-off
-    #: on one split's fitted statistics, best first (the refit curve's
-    #: ranking, :mod:`skl_treeinner._stats._refit_curve`); a pure function of those
+    #: With ``max_features="best"``/``"1se"``: ``candidates(fitted,
+    #: groups)``, the units (features, or feature ``groups``) that pass the
+    #: selector's cut-off on one split's fitted statistics, in the order of
+    #: the test (the refit curve's ranking,
+    #: :mod:`skl_treeinner._stats._refit_curve`); a pure function of those
     #: values. Else ``None``.
     candidates: object = None
 

@@ -200,18 +200,23 @@ class TreeInnerSelector(
         that (docs/how-it-works.md, "Many columns").
         Changing it with ``set_params`` re-selects without refitting.
     threshold : float, str or callable, default=0.0
-        Features whose score is strictly greater are kept (and, with
-        ``alpha``, pass the test). A string is
-        ``"mean"``, ``"median"`` or a scaled one such as ``"1.25*mean"``, as in
-        :class:`~sklearn.feature_selection.SelectFromModel`; a callable
-        receives ``scores_`` and returns the threshold.
+        Features whose tested score is strictly greater are kept (and, with
+        ``alpha``, pass the test). The tested score is the number the test
+        reads: ``scores_ - null_scores_`` with ``test="column"`` (how far a
+        feature's score is above its score with its values resampled),
+        ``scores_`` with ``test="model"``; so a feature that passes the test
+        is never dropped by the default 0. A string is ``"mean"``,
+        ``"median"`` or a scaled one such as ``"1.25*mean"`` of the tested
+        scores, as in :class:`~sklearn.feature_selection.SelectFromModel`; a
+        callable receives them and returns the threshold.
     max_features : int, float, callable, "best", "1se" or None, default=None
         Keep at most this many of the features that pass the test and the
-        threshold, the best-ranked first: an int ≥ 1, a fraction of the features
-        in (0, 1] (at least one), or a callable on X returning an int. ``"best"`` or
+        threshold, the best by the test first (``ranking_``): an int ≥ 1, a
+        fraction of the features in (0, 1] (at least one), or a callable on
+        X returning an int. ``"best"`` or
         ``"1se"``: k from a **refit curve** (``cv_results_``): per split,
-        the features above ``threshold`` are ranked on its training rows
-        alone, and the booster refitted on the top k is scored
+        the features above ``threshold`` are ranked by the test on its
+        training rows alone, and the booster refitted on the top k is scored
         (``scoring``) on its held-out rows; ``"best"`` takes the k of the
         highest mean score, ``"1se"`` the smallest k within one standard
         error of it, and the k best of the features passing the test on
@@ -227,11 +232,13 @@ class TreeInnerSelector(
         features, Eq. 21), tested (``group_test``) and selected as one, and
         ``get_support()`` never splits a group. The cut-off acts on groups:
         ``alpha`` and ``control`` on ``group_pvalues_`` over the number of
-        groups, ``threshold`` on ``group_scores_`` (``"mean"`` is the groups'
-        mean score, a callable receives ``group_scores_``), ``max_features``
-        counts groups (a fraction of the groups; a callable returns a
-        number of groups). ``scores_``, ``pvalues_`` and ``ranking_`` stay
-        per column, as without groups. A column in two groups, a column X
+        groups, ``threshold`` on the groups' tested scores
+        (``group_scores_ - group_null_scores_`` with ``test="column"``,
+        ``group_scores_`` with ``test="model"``; ``"mean"`` is the groups'
+        mean), ``max_features`` counts groups, the best by their test first
+        (a fraction of the groups; a callable returns a number of groups).
+        ``scores_``, ``pvalues_`` and ``ranking_`` stay per column, as
+        without groups. A column in two groups, a column X
         lacks or an empty group is an error before any fit. An int is a
         position even when X's column labels are ints. Changing it after
         ``fit`` needs a new ``fit`` (the group sums need the held-out rows'
@@ -371,16 +378,21 @@ class TreeInnerSelector(
     split_scores_ : ndarray of shape (n_splits, n_features)
         The score of each split, on its own held-out rows.
     ranking_ : ndarray of shape (n_features,)
-        Rank of each feature by score, 1 for the best; ties are ranked in
-        column order.
+        Rank of each feature by the test, 1 for the best: the smallest
+        ``pvalues_`` first; p-values that tie (0 or 1 in floating point far
+        in the tails, or features no tree uses) by the larger t statistic,
+        the tested score (see ``threshold``) over ``scores_se_``; then in
+        column order. ``max_features``, the refit curve, ``plot_scores`` and
+        the command line's table follow it.
     support_ : ndarray of shape (n_features,), bool
-        The selected features. Derived from ``scores_``, ``pvalues_`` and the
+        The selected features. Derived from the fitted statistics and the
         current ``alpha``, ``control``, ``threshold`` and ``max_features``:
         ``set_params(alpha=..., control=..., threshold=...)`` re-selects without
         refitting, as ``SelectFromModel`` does for its threshold, and so does
         a numeric ``max_features`` (which ``SelectFromModel`` fixes at fit).
     threshold_ : float
-        The threshold the scores are compared with (derived likewise).
+        The threshold the tested scores are compared with (derived likewise;
+        see ``threshold``).
     max_features_ : int or None
         ``max_features`` as a count of features at fit time (a callable is
         evaluated on the X given to ``fit``; None for ``"best"``/``"1se"``,

@@ -28,7 +28,7 @@ from .._readers import reader_class
 from .._stats import _cutoff, _feature_groups, _refit_curve
 from ._prefit_check import warn_if_training_rows
 
-__all__ = ["SelectionMixin", "curve_candidates"]
+__all__ = ["SelectionMixin", "curve_candidates", "unit_statistics"]
 
 
 def _cutoff_units(selector, groups):
@@ -38,23 +38,70 @@ def _cutoff_units(selector, groups):
     return groups.n_groups, "feature groups"
 
 
-def curve_candidates(threshold, fitted) -> np.ndarray:
+#: The fitted statistics :func:`unit_statistics` reads, where fitted.
+_STATISTICS = (
+    "scores_",
+    "null_scores_",
+    "scores_se_",
+    "pvalues_",
+    "group_scores_",
+    "group_null_scores_",
+    "group_scores_se_",
+    "_group_sum_pvalues",
+)
+
+
+def unit_statistics(fitted, groups=None, group_test=None):
+    """Return the cut-off's units' tested scores, t statistics and p-values.
+
+    ``fitted`` maps fitted attribute names (``scores_``, ``null_scores_``
+    under the test of a column, ``scores_se_``, ``pvalues_``; with
+    ``groups``, the ``group_*`` ones) to their values. The units are the
+    columns, or the feature ``groups`` (tested by ``group_test``); the
+    p-values are not adjusted for their number. The tested score is what
+    the test reads (:func:`~skl_treeinner._stats._cutoff.tested_scores`):
+    the score less its resampled score under the test of a column, the
+    score itself under the test of the model's use; ``threshold`` is
+    compared with it, so that a unit the test passes is never dropped by a
+    threshold on another number.
+    """
+    if groups is None:
+        tested = _cutoff.tested_scores(fitted["scores_"], fitted.get("null_scores_"))
+        se, pvalues = fitted["scores_se_"], fitted["pvalues_"]
+    else:
+        tested = _cutoff.tested_scores(
+            fitted["group_scores_"], fitted.get("group_null_scores_")
+        )
+        se = fitted["group_scores_se_"]
+        pvalues = _feature_groups.combined_pvalues(
+            group_test,
+            groups,
+            fitted["_group_sum_pvalues"],
+            fitted["pvalues_"],
+            used=np.asarray(fitted["scores_se_"]) > 0,
+        )
+    return tested, _cutoff.t_statistics(tested, se), np.asarray(pvalues)
+
+
+def curve_candidates(threshold, group_test, fitted, groups=None) -> np.ndarray:
     """Return the units passing the cut-off on one split's statistics, best first.
 
-    ``fitted`` holds the statistics of one inner split (``scores_`` and,
-    with feature groups, ``group_scores_``); the cut-off is the selector's
-    ``threshold`` alone (on the groups' scores with feature groups): a test
-    on the inner half (about 40 % of the rows) passes fewer features than
-    the test on all rows, which would cut the curve short, so ``alpha``
-    applies to the final selection instead, of which the curve's k best are
-    kept. Returns column indices, or group indices with feature groups,
-    ordered by score (ties by position). The refit curve
+    ``fitted`` holds the statistics of one inner split (as
+    :func:`unit_statistics` reads them); ``groups`` the fitted feature
+    groups, or None. The cut-off is the selector's ``threshold`` alone, on
+    the tested scores: a test on the inner half (about 40 % of the rows)
+    passes fewer units than the test on all rows, which would cut the
+    curve short, so ``alpha`` applies to the final selection instead, of
+    which the curve's k best are kept. Returns column indices, or group
+    indices with feature groups, ordered as the test ranks them
+    (:func:`~skl_treeinner._stats._cutoff.rank`). The refit curve
     (:mod:`~skl_treeinner._stats._refit_curve`) refits the top k.
     """
-    scores = np.asarray(fitted.get("group_scores_", fitted["scores_"]))
-    keep = _cutoff.select(scores, _cutoff.threshold_value(scores, threshold), None)
+    tested, t, pvalues = unit_statistics(fitted, groups, group_test)
+    keep = tested > _cutoff.threshold_value(tested, threshold)
     kept = np.flatnonzero(keep)
-    return kept[np.argsort(-scores[kept], kind="mergesort")]
+    ranking = _cutoff.rank(pvalues, t)
+    return kept[np.argsort(ranking[kept], kind="mergesort")]
 
 
 class SelectionMixin:
@@ -105,7 +152,9 @@ class SelectionMixin:
             verbose=self.verbose,
             router=router,
             candidates=(
-                functools.partial(curve_candidates, self.threshold) if curve else None
+                functools.partial(curve_candidates, self.threshold, self.group_test)
+                if curve
+                else None
             ),
         )
 
@@ -115,7 +164,8 @@ class SelectionMixin:
             setattr(self, name, value)
         if self.prefit:  # scored on its own training rows, it keeps everything
             warn_if_training_rows(self.estimator_, self.scores_, self.attribution)
-        self.ranking_ = _cutoff.rank(self.scores_)
+        _, t, _ = unit_statistics(self._statistics())
+        self.ranking_ = _cutoff.rank(self.pvalues_, t)
         n_units, unit = _cutoff_units(self, getattr(self, "_feature_groups", None))
         self.max_features_ = _cutoff.resolve_max_features(
             self.max_features, n_units, X, unit=unit
@@ -125,18 +175,33 @@ class SelectionMixin:
         # threshold or max_features fails fit rather than transform.
         _ = self.support_
 
+    def _statistics(self) -> dict:
+        """Return the fitted statistics :func:`unit_statistics` reads, by name."""
+        return {
+            name: getattr(self, name) for name in _STATISTICS if hasattr(self, name)
+        }
+
+    def _units(self, groups):
+        """Return the cut-off's units' tested scores, t statistics and p-values."""
+        group_test = getattr(self, "group_test", None)
+        if groups is not None:
+            _feature_groups.check_group_test(group_test)
+        return unit_statistics(self._statistics(), groups, group_test)
+
     @property
     def threshold_(self) -> float:
-        """The threshold the scores are compared with, from the current ``threshold``.
+        """The threshold the tested scores are compared with, from ``threshold``.
 
-        Derived from ``scores_`` (``group_scores_`` with feature groups: a
-        ``"mean"`` is then the groups' mean score), so
+        The tested scores are what the test reads: ``scores_ -
+        null_scores_`` under ``test="column"`` (how far each score is above
+        its score resampled), ``scores_`` under ``test="model"``; with
+        feature groups, the groups' (``group_scores_ - group_null_scores_``;
+        a ``"mean"`` is then the groups' mean). Derived, so
         ``set_params(threshold=...)`` takes effect without refitting.
         """
         check_is_fitted(self, "scores_")
-        # group_scores_ is fitted with (and only with) feature groups
-        scores = getattr(self, "group_scores_", self.scores_)
-        return _cutoff.threshold_value(scores, self.threshold)
+        tested, _, _ = self._units(self._fitted_groups())
+        return _cutoff.threshold_value(tested, self.threshold)
 
     @property
     def pvalues_adjusted_(self) -> np.ndarray:
@@ -307,22 +372,20 @@ class SelectionMixin:
         groups = self._fitted_groups()
         count = self._max_count()
         alpha = _cutoff.check_alpha(self.alpha)
+        tested, t, pvalues = self._units(groups)
         if groups is None:
-            return _cutoff.select(
-                self.scores_,
-                self.threshold_,
-                count,
-                pvalues=None if alpha is None else self.pvalues_adjusted_,
-                alpha=alpha,
-            )
+            adjusted = None if alpha is None else self.pvalues_adjusted_
+        else:
+            adjusted = None if alpha is None else self._group_pvalues(groups, True)
         kept = _cutoff.select(
-            self.group_scores_,
-            self.threshold_,
+            tested,
+            _cutoff.threshold_value(tested, self.threshold),
             count,
-            pvalues=None if alpha is None else self._group_pvalues(groups, True),
+            ranking=_cutoff.rank(pvalues, t),
+            pvalues=adjusted,
             alpha=alpha,
         )
-        return groups.expand(kept)
+        return kept if groups is None else groups.expand(kept)
 
     def _get_support_mask(self):
         check_is_fitted(self, "scores_")

@@ -1,6 +1,7 @@
 """The cut-off: which features to keep, from fitted scores alone.
 
-The selection is a pure function of the scores, the p-values and the
+The selection is a pure function of the fitted statistics (the scores the
+test reads, :func:`tested_scores`, their standard errors and p-values) and the
 selector's ``alpha``, ``control``, ``threshold`` and ``max_features``, so that
 :class:`~skl_treeinner.TreeInnerSelector` re-selects on ``set_params`` without
 refitting (as ``SelectFromModel`` does for its threshold). Beside it: the
@@ -39,6 +40,8 @@ __all__ = [
     "warn_if_empty",
     "resolve_max_features",
     "select",
+    "t_statistics",
+    "tested_scores",
     "threshold_value",
 ]
 
@@ -290,32 +293,79 @@ def _n_columns(X):
         return None
 
 
-def rank(scores) -> np.ndarray:
-    """Rank of each score, 1 for the largest; ties ranked in column order."""
-    order = np.argsort(-np.asarray(scores), kind="mergesort")
+def rank(pvalues, statistics) -> np.ndarray:
+    """Rank of each unit by its test, 1 for the best.
+
+    The smallest p-value first; p-values that tie (a float's 0 or 1 far in
+    the tails, or units with no spread) by the larger t statistic
+    (:func:`t_statistics`), then in column order. This is the order of
+    the test itself: with one Student's t for all units, the p-value falls
+    as t grows.
+
+    Examples
+    --------
+    >>> rank([0.01, 0.0, 0.0, 0.5], [2.5, 9.0, 12.0, 0.1]).tolist()
+    [3, 2, 1, 4]
+    """
+    pvalues = np.asarray(pvalues, dtype=np.float64)
+    statistics = np.asarray(statistics, dtype=np.float64)
+    # NaN p-values (a missing test) rank last, as p = 1.
+    order = np.lexsort((-statistics, np.where(np.isnan(pvalues), 2.0, pvalues)))
     ranking = np.empty(order.size, dtype=np.int64)
     ranking[order] = np.arange(1, order.size + 1)
     return ranking
 
 
-def select(
-    scores, threshold: float, max_count: int | None, *, pvalues=None, alpha=None
-) -> np.ndarray:
-    """Keep the features scoring strictly above ``threshold``, at most ``max_count``.
+def tested_scores(scores, null_scores=None) -> np.ndarray:
+    """Return the score the test and the cut-off read: ``scores - null_scores``.
 
-    With ``alpha`` (and ``pvalues``, adjusted by :func:`adjusted_pvalues`
-    where a multiple-testing ``control`` is chosen), a feature must also have
-    a p-value strictly below ``alpha``. Of the features that pass, the
-    best-ranked ``max_count`` are kept (ties in column order). Returns a
-    boolean mask.
+    Under the test of a column (``null_scores`` given) a unit's score is
+    compared with its score resampled; under the test of the model's use
+    (``null_scores`` None), with zero.
     """
-    scores = np.asarray(scores)
-    support = scores > threshold
+    scores = np.asarray(scores, dtype=np.float64)
+    return scores if null_scores is None else scores - np.asarray(null_scores)
+
+
+def t_statistics(tested, se) -> np.ndarray:
+    """Return the test's t statistic ``tested / se``; 0 where there is no spread.
+
+    A unit with no spread (``se`` 0: every term alike, e.g. a column no tree
+    splits on) gives no evidence either way, as its p-value of 1 says.
+    """
+    tested = np.asarray(tested, dtype=np.float64)
+    se = np.asarray(se, dtype=np.float64)
+    out = np.zeros_like(tested)
+    np.divide(tested, se, out=out, where=se > 0)
+    return out
+
+
+def select(
+    values,
+    threshold: float,
+    max_count: int | None,
+    *,
+    ranking,
+    pvalues=None,
+    alpha=None,
+) -> np.ndarray:
+    """Keep the units whose tested score is above ``threshold``, at most ``max_count``.
+
+    ``values`` are the tested scores (:func:`tested_scores`), kept where
+    strictly above ``threshold``. With ``alpha``
+    (and ``pvalues``, adjusted by :func:`adjusted_pvalues` where a
+    multiple-testing ``control`` is chosen), a unit must also have a
+    p-value strictly below ``alpha``. Of the units that pass, the
+    ``max_count`` best by ``ranking`` (:func:`rank`, 1 for the best) are
+    kept. Returns a boolean mask.
+    """
+    values = np.asarray(values)
+    support = values > threshold
     if alpha is not None:
         support &= np.asarray(pvalues) < alpha
     if max_count is not None:  # the best max_count of those that pass
         passing = np.flatnonzero(support)
-        order = passing[np.argsort(-scores[passing], kind="mergesort")]
+        order = passing[np.argsort(np.asarray(ranking)[passing], kind="mergesort")]
         support[order[max_count:]] = False
     return support
 

@@ -9,7 +9,8 @@ construction (a nested protocol): for every outer split of the selector,
    are split once more (half fitted, half scored, the halves drawn as the
    selector draws its own: by group, in time order or stratified), the
    booster is fitted and the features scored as the selector scores them,
-   and those above its threshold are ordered by score;
+   and those whose tested score is above its threshold are ordered by
+   their test (the selector's ``ranking_`` rule);
 2. for every k of a grid (:func:`k_grid`), the booster is refitted on the
    split's training rows with the top k candidates' columns (early stopping
    on the split's own carved rows) and scored on the split's held-out rows

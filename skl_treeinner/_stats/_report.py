@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from . import _cutoff
+
 __all__ = ["format_group_table", "format_table", "group_table", "score_table"]
 
 
@@ -83,7 +85,8 @@ def score_table(selector, names=None) -> list[dict]:
 def group_table(selector, names=None) -> list[dict]:
     """One dict per feature group of a selector fitted with ``feature_groups``.
 
-    Best group score first. Keys: ``rank``, ``group``, ``columns`` (the
+    In the order of the test (the smallest group p-value first; ties by the
+    larger t). Keys: ``rank``, ``group``, ``columns`` (the
     members' names), ``score`` (``group_scores_``), ``score_se``
     (``group_scores_se_``), ``pvalue`` (``group_pvalues_``, by the
     selector's ``group_test``), ``pvalue_adjusted``
@@ -95,7 +98,8 @@ def group_table(selector, names=None) -> list[dict]:
     pvalues = selector.group_pvalues_
     adjusted = selector.group_pvalues_adjusted_
     scores = selector.group_scores_
-    order = np.argsort(-scores, kind="mergesort")
+    _, t, _ = selector._units(selector._fitted_groups())
+    order = np.argsort(_cutoff.rank(pvalues, t), kind="mergesort")
     items = list(selector.groups_.items())
     rows = []
     for rank, g in enumerate(order, start=1):

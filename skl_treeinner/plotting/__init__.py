@@ -41,6 +41,7 @@ from ._parts import (
     pyplot,
     rule_text,
     threshold_line,
+    unit_ranking,
     write_pvalues,
 )
 
@@ -68,17 +69,18 @@ def plot_scores(
     One horizontal bar per feature, of length ``selector.scores_`` (the
     TreeInner score of Def. 4, Eq. 21, on held-out rows, summed over splits);
     the features the selector keeps (``support_``) in ``selected_color``, the
-    others in ``other_color``; a dashed vertical line at ``threshold_``; and
-    error bars of ± one standard error of the score (``scores_se_``, from the
-    spread of the per-row terms of the score over the held-out rows: the
-    same convention as the command line's s.e. column). A feature selected
-    by the test at level a has its bar end more than t_a standard errors
-    right of zero (about 1.65 at 0.05); the level is ``alpha``, or, where
-    ``control`` lowers it, the legend names the rule. With
-    ``test="column"`` a black tick marks each feature's resampled score
-    (``null_scores_``), which the test compares with instead of zero: a
-    selected bar ends more than t_a standard errors right of its tick (and
-    past ``threshold``).
+    others in ``other_color``; error bars of ± one standard error of the
+    score (``scores_se_``, from the spread of the per-row terms of the
+    score over the held-out rows: the same convention as the command
+    line's s.e. column); and what the test compares each bar with. With
+    ``test="column"`` (the default), a black tick at each feature's
+    resampled score (``null_scores_``, plus ``threshold_`` where it is not
+    0): a feature selected by the test at level a has its bar end more than
+    t_a standard errors right of its tick (about 1.65 at 0.05). With
+    ``test="model"``, a dashed vertical line at ``threshold_``, and a
+    selected bar ends more than t_a standard errors right of zero. The level
+    is ``alpha``, or, where ``control`` lowers it, the caption names the
+    rule. Bars are in the order of the test (``ranking_``).
 
     Parameters
     ----------
@@ -94,8 +96,9 @@ def plot_scores(
         says how many more there are and how many of them are selected.
         "auto": all up to 40 features, else the best 30. None: all.
     sort : bool, default=True
-        Order bars by score, the highest at the top; if False, in column
-        order (the first column at the top).
+        Order bars as the selector's test ranks them (``ranking_``: the
+        smallest p-value at the top); if False, in column order (the first
+        column at the top).
     error_bars : bool, default=True
         Draw ± one standard error (``scores_se_``) around each score.
     pvalues : bool, default=False
@@ -179,9 +182,9 @@ def plot_scores(
 
     scores, se, support, names, adjusted_p, unit, null = bars(selector, by_group)
     top = check_top(top, n_bars=scores.size)
-    by_score = np.argsort(-scores, kind="mergesort")
-    shown = by_score[:top] if top is not None else by_score
-    rest = by_score[shown.size :]
+    by_rank = np.argsort(unit_ranking(selector, by_group), kind="mergesort")
+    shown = by_rank[:top] if top is not None else by_rank
+    rest = by_rank[shown.size :]
     if not sort:
         shown = np.sort(shown)
     n = shown.size
@@ -211,9 +214,13 @@ def plot_scores(
     ]
     if spread is not None:
         handles.append(draw_error_bars(ax, scores[shown], pos, spread[shown]))
-    if null is not None:  # the test of a column compares with these
-        handles.append(null_ticks(ax, null[shown], pos))
-    handles.append(threshold_line(ax, float(selector.threshold_)))
+    threshold = float(selector.threshold_)
+    if null is None:  # the test of the model's use: scores against the threshold
+        handles.append(threshold_line(ax, threshold))
+    else:  # the test of a column compares each bar with its tick
+        # (plus the threshold, where it applies to these bars)
+        shift = threshold if by_group or not grouped else 0.0
+        handles.append(null_ticks(ax, null[shown] + shift, pos, shift))
     labels = [names[j] for j in shown]
     if rest.size:  # say what the cut hides, and whether any of it is kept
         kept = int(support[rest].sum())

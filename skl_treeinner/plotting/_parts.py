@@ -11,7 +11,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._stats._cutoff import describe_rule
+from .._stats._cutoff import describe_rule, rank
 from .._stats._report import format_pvalue
 from .._utils._optional import import_optional
 from .._utils._validation import check_params
@@ -26,6 +26,7 @@ __all__ = [
     "pyplot",
     "rule_text",
     "threshold_line",
+    "unit_ranking",
     "write_pvalues",
 ]
 
@@ -155,19 +156,34 @@ def threshold_line(ax, threshold):
     )
 
 
-def null_ticks(ax, null, pos):
-    """Mark the resampled scores the test of a column compares the bars with."""
+def null_ticks(ax, cut, pos, threshold=0.0):
+    """Mark what the test of a column compares the bars with: the resampled scores.
+
+    ``cut``: each bar's resampled score plus ``threshold`` (the threshold
+    applies to the score less its resampled score).
+    """
+    label = "resampled score\n(test of the column)"
+    if threshold != 0:
+        label = f"resampled score\n+ threshold ({threshold:.3g})"
     return ax.scatter(
-        null,
+        cut,
         pos,
         marker="|",
         s=160,
         linewidths=2.0,
         color="black",
         zorder=3,
-        label="resampled score\n(test of the column)",
+        label=label,
         gid="null",
     )
+
+
+def unit_ranking(selector, by_group) -> np.ndarray:
+    """Rank of each bar by the selector's test, 1 for the best (``ranking_``'s rule)."""
+    if not by_group:
+        return np.asarray(selector.ranking_)
+    tested, t, pvalues = selector._units(selector._fitted_groups())
+    return rank(pvalues, t)
 
 
 def _floats(values):
@@ -179,6 +195,10 @@ def rule_text(selector, n_units, grouped) -> str:
     control = getattr(selector, "control", "per_feature")
     alpha = getattr(selector, "alpha", None)
     rule = "score > threshold"
+    if getattr(selector, "null_scores_", None) is not None:  # the test of a column
+        rule = "score > resampled score"
+        if float(selector.threshold_) != 0:
+            rule += " + threshold"
     if alpha is not None:
         rule = f"{describe_rule(control, alpha, n_units)} and {rule}"
     cap = selector._max_count()

@@ -221,15 +221,23 @@ def test_default_booster_bins_follow_the_rows_and_a_users_booster_keeps_its_own(
 
 # -- selection rules ----------------------------------------------------------------
 def test_threshold_ranking_and_max_features():
-    # The score cut-off alone (alpha=None: no test), as SelectFromModel's.
+    # The cut-off alone (alpha=None: no test), as SelectFromModel's, on the
+    # number the test reads: the score less its resampled score (issue 53).
     X, y = make_data()
     sel = TreeInnerSelector(small_reg(), cv=2, alpha=None, random_state=0).fit(X, y)
-    s = sel.scores_
+    s = sel.scores_ - sel.null_scores_
     np.testing.assert_array_equal(sel.support_, s > 0)
     assert sel.threshold_ == 0.0
-    # ranking: 1 = best, a permutation, consistent with the scores
+    # ranking: 1 = best, a permutation, in the order of the test: p-values
+    # up, and the t statistics down where they tie
     assert sorted(sel.ranking_) == list(range(1, 7))
-    assert np.all(np.diff(s[np.argsort(sel.ranking_)]) <= 0)
+    order = np.argsort(sel.ranking_)
+    assert np.all(np.diff(sel.pvalues_[order]) >= 0)
+    # one Student's t: the same order, among the columns the boosters use
+    # (the others have no spread, p = 1, and rank last)
+    used = order[sel.scores_se_[order] > 0]
+    assert np.all(np.diff(s[used] / sel.scores_se_[used]) <= 0)
+    assert np.all(sel.pvalues_[order[used.size :]] == 1.0)
     for threshold, value in [
         ("mean", s.mean()),
         ("median", np.median(s)),
@@ -242,15 +250,20 @@ def test_threshold_ranking_and_max_features():
         assert sel.threshold_ == pytest.approx(value)
         np.testing.assert_array_equal(sel.support_, s > value)
     sel.set_params(threshold=-np.inf, max_features=2).fit(X, y)
-    np.testing.assert_array_equal(
-        sel.get_support(indices=True), np.sort(np.argsort(-s)[:2])
-    )
+    np.testing.assert_array_equal(sel.get_support(indices=True), np.sort(order[:2]))
     sel.set_params(max_features=0.5).fit(X, y)
     assert sel.support_.sum() == 3
     sel.set_params(max_features=lambda X: 1).fit(X, y)
-    assert sel.get_support(indices=True).tolist() == [int(np.argmax(s))]
+    assert sel.get_support(indices=True).tolist() == [int(order[0])]
     sel.set_params(threshold=0.0, max_features=6).fit(X, y)
     np.testing.assert_array_equal(sel.support_, s > 0)
+    # The test of the model's use reads the scores themselves.
+    model = TreeInnerSelector(
+        small_reg(), cv=2, alpha=None, test="model", random_state=0
+    ).fit(X, y)
+    np.testing.assert_array_equal(model.support_, model.scores_ > 0)
+    model.set_params(threshold="median")
+    assert model.threshold_ == pytest.approx(np.median(model.scores_))
 
 
 def _one_feature(X):

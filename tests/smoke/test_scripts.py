@@ -31,16 +31,17 @@ def test_demo_module():
     assert [int(line.split()[0]) for line in table] == list(range(1, 31))
     assert sum(line.endswith("RELEVANT") for line in table) == 5
     scores = [float(line.split()[2]) for line in table]
-    assert scores == sorted(scores, reverse=True)
-    # selected = held-out score above 0 with p < min(0.05, 1/30), as the
-    # header says (the default control="expected_false")
+    resampled = [float(line.split()[3]) for line in table]
+    # selected = held-out score above its resampled score with p < min(0.05,
+    # 1/30), as the header says (the default control="expected_false")
     assert "  p < 0.0333 = min(0.05, 1/30): at most 1 false pick expected." in stdout
     # rank feature score resampled s.e. p-value >0-in selected ...
     assert lines[start].split()[3] == "resampled"  # the default test of the column
     pvalues = [float(line.split()[5].replace("<", "")) for line in table]
+    assert pvalues == sorted(pvalues)  # ranked by the test (issue 53)
     assert all(
-        (line.split()[7] == "yes") == (s > 0 and p < 1 / 30)
-        for line, s, p in zip(table, scores, pvalues, strict=True)
+        (line.split()[7] == "yes") == (s > r and p < 1 / 30)
+        for line, s, r, p in zip(table, scores, resampled, pvalues, strict=True)
     )
     summary = {}
     for line in lines:

@@ -195,26 +195,25 @@ def test_selection_acts_on_groups_and_never_splits_one():
     for members in selector.groups_.values():
         assert len(set(support[members])) == 1
     assert support[[0, 5]].all() and support[[1, 2]].all()
-    # max_features counts groups, best group score first.
+    # max_features counts groups, the best by their test first: the smallest
+    # group p-value (by group_test), ties by the larger t.
     selector.set_params(max_features=1, alpha=None, threshold=-np.inf)
-    best = int(np.argmax(selector.group_scores_))
+    tested = selector.group_scores_ - selector.group_null_scores_
+    t = tested / selector.group_scores_se_
+    order = np.lexsort((-t, selector.group_pvalues_))
     assert np.array_equal(
-        selector.support_, selector._feature_groups.expand(np.arange(4) == best)
+        selector.support_, selector._feature_groups.expand(np.arange(4) == order[0])
     )
     selector.set_params(max_features=0.5)  # half of the 4 groups
     assert selector.support_.sum() == sum(
-        len(m)
-        for g, m in enumerate(selector.groups_.values())
-        if g in np.argsort(-selector.group_scores_)[:2]
+        len(m) for g, m in enumerate(selector.groups_.values()) if g in order[:2]
     )
-    # threshold compares group scores; "mean" is the groups' mean.
+    # threshold compares the groups' tested scores (the test of a column: less
+    # their resampled scores); "mean" is the groups' mean.
     selector.set_params(max_features=None, threshold="mean")
-    assert selector.threshold_ == pytest.approx(selector.group_scores_.mean())
+    assert selector.threshold_ == pytest.approx(tested.mean())
     assert np.array_equal(
-        selector.support_,
-        selector._feature_groups.expand(
-            selector.group_scores_ > selector.group_scores_.mean()
-        ),
+        selector.support_, selector._feature_groups.expand(tested > tested.mean())
     )
 
 

@@ -230,13 +230,17 @@ def test_alpha_reselects_without_refitting():
         assert sel.estimators_ is fitted
         fresh = TreeInnerSelector(_reg(), cv=3, alpha=alpha, random_state=0).fit(X, y)
         np.testing.assert_array_equal(sel.get_support(), fresh.get_support())
-        expected = sel.scores_ > 0
+        # The threshold reads what the test reads: the score less its
+        # resampled score (the test of a column, the default).
+        expected = sel.scores_ - sel.null_scores_ > 0
         if alpha is not None:
-            expected &= p < alpha
+            expected &= sel.pvalues_adjusted_ < alpha
         np.testing.assert_array_equal(sel.get_support(), expected)
-    # alpha, threshold and max_features combine: test, then score, then top-k.
+    # alpha, threshold and max_features combine: test, then threshold, then
+    # the top k by the test.
     sel.set_params(alpha=0.5, threshold=-np.inf, max_features=1)
-    assert sel.get_support(indices=True).tolist() == [int(np.argmax(sel.scores_))]
+    assert sel.get_support(indices=True).tolist() == [int(np.argmin(sel.ranking_))]
+    assert sel.ranking_[np.argmin(p)] == 1
     sel.set_params(alpha=1e-300, threshold=-np.inf, max_features=None)
     assert not sel.get_support().any()
 
@@ -321,3 +325,26 @@ def test_floor_with_treeshap_from_xgboost_own_contributions():
     sample = np.sqrt(400) * np.vstack(terms).std(axis=0, ddof=1)
     np.testing.assert_allclose(sel.scores_se_, np.maximum(sample, floor), rtol=1e-4)
     assert (floor > sample).any() and (sample > floor).any()
+
+
+def test_a_feature_the_test_passes_is_not_dropped_by_its_raw_score():
+    """Issue 53: one rule. The threshold reads the number the test reads.
+
+    A column whose held-out score is negative but far above its score
+    resampled (the booster's use of it is bad, its values still tell about
+    y) passes the test of a column; the default threshold of 0 on the raw
+    score dropped it.
+    """
+    X, y = _data(seed=4)
+    sel = TreeInnerSelector(_reg(), cv=3, random_state=0).fit(X, y)
+    # The fitted statistics of such a column, in place of feature 0's:
+    # score -162 against -400 resampled, p = 0.001.
+    sel.scores_ = sel.scores_.copy()
+    sel.null_scores_ = sel.null_scores_.copy()
+    sel.pvalues_ = sel.pvalues_.copy()
+    sel.scores_[0], sel.null_scores_[0], sel.pvalues_[0] = -162.0, -400.0, 0.001
+    assert sel.get_support()[0]
+    assert sel.threshold_ == 0.0
+    # a threshold on the same number: 238 above its resampled score
+    assert not sel.set_params(threshold=240).get_support()[0]
+    assert sel.set_params(threshold=230).get_support()[0]

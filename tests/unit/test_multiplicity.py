@@ -153,7 +153,7 @@ def test_cli_prints_and_writes_the_adjusted_values(capsys, tmp_path):
     end = header.index("adj. p") + len("adj. p")
     first = lines[lines.index(header) + 1]
     assert first[end - 1].isdigit() and first[end] == " "
-    assert "(Holm-adjusted p < 0.05 and score > 0)" in stdout
+    assert "(Holm-adjusted p < 0.05 and score > resampled score)" in stdout
     doc = json.loads(out.read_text())
     assert doc["control"] == "family_wise"
     p = np.array([f["pvalue"] for f in doc["features"]])
@@ -174,7 +174,7 @@ def test_plot_scores_names_the_rule():
     rule = " ".join(plot_scores(selector).get_xlabel().split("\n", 1)[1].split())
     assert rule == (
         "Selected: p < 0.025 = min(0.05, 1/40): at most 1 false pick expected "
-        "and score > threshold."
+        "and score > resampled score."
     )
     # pvalues=True writes the adjusted p-value the selection used beside each bar
     from skl_treeinner._stats._report import format_pvalue
@@ -182,7 +182,7 @@ def test_plot_scores_names_the_rule():
     ax = plot_scores(selector, pvalues=True, top=5)
     (column,) = [a for a in ax.child_axes if a.get_gid() == "pvalue"]
     texts = [t.get_text() for t in column.get_yticklabels()]
-    best = np.argsort(-selector.scores_, kind="mergesort")[:5]
+    best = np.argsort(selector.ranking_, kind="mergesort")[:5]  # the test's order
     assert texts == [
         f"adj. p {format_pvalue(selector.pvalues_adjusted_[j])}" for j in best
     ]
@@ -193,6 +193,6 @@ def test_plot_scores_names_the_rule():
     # the per-feature rule, and the values are plain p.
     selector.set_params(alpha=0.01)
     ax = plot_scores(selector, pvalues=True)
-    assert ax.get_xlabel().endswith("\nSelected: p < 0.01 and score > threshold.")
+    assert ax.get_xlabel().endswith("\nSelected: p < 0.01 and score > resampled score.")
     (column,) = ax.child_axes
     assert all(t.get_text().startswith("p ") for t in column.get_yticklabels())

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import xgboost as xgb
 from conftest import make_data
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from skl_treeinner import TreeInnerSelector, tree_inner
@@ -75,20 +76,47 @@ def test_bars_are_the_scores_sorted_and_colored(selector):
         assert width == pytest.approx(scores[j], rel=1e-12)
         expected = "tab:blue" if selector.support_[j] else "0.72"
         assert color == pytest.approx(to_rgba(expected))
-    widths = [row[1] for row in rows]
-    assert widths == sorted(widths, reverse=True)  # the best at the top
+    # The best by the test at the top: the order of ranking_ (issue 53).
+    order = [int(row[0][1:]) for row in rows]
+    assert order == np.argsort(selector.ranking_, kind="mergesort").tolist()
+    assert order[0] == int(np.argmin(selector.pvalues_))
     # Both colors occur: median threshold keeps half.
     assert 0 < selector.support_.sum() < 6
-    x = _threshold_line(ax).get_xdata()
-    assert x[0] == x[1] == pytest.approx(selector.threshold_)
-    assert selector.threshold_ == pytest.approx(np.median(scores))
+    # The test of a column reads the score less its resampled score, so the
+    # threshold is drawn as a tick on each bar, at the resampled score plus
+    # the threshold; no line.
+    tested = scores - selector.null_scores_
+    assert selector.threshold_ == pytest.approx(np.median(tested))
+    assert selector.threshold_ != 0
+    assert not [line for line in ax.lines if line.get_gid() == "threshold"]
+    (ticks,) = [c for c in ax.collections if c.get_gid() == "null"]
+    np.testing.assert_allclose(
+        ticks.get_offsets()[:, 0], selector.null_scores_[order] + selector.threshold_
+    )
+    np.testing.assert_array_equal(
+        selector.support_, (tested > selector.threshold_) & (selector.pvalues_ < 0.05)
+    )
     legend = [t.get_text() for t in _legend(ax).get_texts()]
     # Issue 28: the rule is said, so a grey bar past the threshold is explained;
     # issue 41: under the axis, where a long rule has room.
     k = selector.support_.sum()
     assert legend[0] == f"selected ({k})"
+    caption = " ".join(ax.get_xlabel().split("\n", 1)[1].split())
+    assert caption == "Selected: p < 0.05 and score > resampled score + threshold."
+    assert any(t.startswith("resampled score\n+ threshold") for t in legend)
+    plt.close(ax.figure)
+    # The test of the model's use compares the scores with the threshold: a line.
+    model = (
+        clone(selector).set_params(test="model").fit(*make_data(n=450, p=6, seed=31))
+    )
+    ax = plot_scores(model)
+    x = _threshold_line(ax).get_xdata()
+    assert x[0] == x[1] == pytest.approx(model.threshold_)
+    assert model.threshold_ == pytest.approx(np.median(model.scores_))
     assert ax.get_xlabel().endswith("\nSelected: p < 0.05 and score > threshold.")
+    legend = [t.get_text() for t in _legend(ax).get_texts()]
     assert any(t.startswith("threshold = ") for t in legend)
+    plt.close(ax.figure)
 
 
 def test_the_legend_covers_no_bar(selector):

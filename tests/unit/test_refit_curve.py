@@ -235,8 +235,18 @@ def test_max_features_counts_only_the_features_that_pass():
     from skl_treeinner._stats._cutoff import select
 
     # the best-scoring feature fails the test: it takes no place of the two
-    kept = select([5.0, 4.0, 3.0], 0.0, 2, pvalues=[0.5, 0.01, 0.01], alpha=0.05)
+    kept = select(
+        [5.0, 4.0, 3.0],
+        0.0,
+        2,
+        ranking=[1, 2, 3],
+        pvalues=[0.5, 0.01, 0.01],
+        alpha=0.05,
+    )
     assert kept.tolist() == [False, True, True]
+    # of those that pass, the best by the ranking (the test), not by score
+    kept = select([5.0, 4.0, 3.0], 0.0, 1, ranking=[3, 2, 1])
+    assert kept.tolist() == [False, False, True]
 
 
 def test_catboost_frames_with_categories_refit_on_any_subset():
