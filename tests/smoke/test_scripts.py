@@ -116,6 +116,17 @@ def test_refit_curve_null_benchmark_quick():
     assert "| classification | default | best |" in stdout
 
 
+def test_stability_benchmark_quick():
+    # Its sources of chance are set by wrapping the package's seeding: it
+    # must still run when that moves (issue 53).
+    stdout = run(
+        "benchmarks/stability.py", "--datasets", "diabetes", "--seeds", "2",
+        "--sources", "all", "draws",
+    )  # fmt: skip
+    assert "| data set | all | draws |" in stdout
+    assert "| diabetes | " in stdout and "| mean | " in stdout
+
+
 def test_benchmark_quick():
     stdout = run("benchmarks/bench_tree_inner.py", "--quick", "--column-terms")
     assert "ratio tree_inner / leaf routine" in stdout
