@@ -37,6 +37,7 @@ import warnings
 import numpy as np
 import real_benchmark as rb
 from joblib import Parallel, delayed
+from scipy import stats
 from threadpoolctl import threadpool_limits
 
 from skl_treeinner import TreeInnerSelector
@@ -109,13 +110,17 @@ def run_set(name, sources, n_seeds, data_seed):
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for source in sources:
-            masks, seconds = [], []
+            masks, seconds, z = [], [], []
             for seed in range(n_seeds):
                 start = time.perf_counter()
                 with seeded(source, seed):
                     selector = TreeInnerSelector(random_state=seed, n_jobs=1).fit(X, y)
                 seconds.append(time.perf_counter() - start)
                 masks.append(selector.get_support())
+                # the test's p-value as a normal quantile, to see its spread
+                z.append(stats.norm.isf(np.clip(selector.pvalues_, 1e-300, 1 - 1e-16)))
+            kept = np.array(masks)
+            moved = kept.any(axis=0) & ~kept.all(axis=0)
             rows.append(
                 {
                     "dataset": name,
@@ -124,6 +129,10 @@ def run_set(name, sources, n_seeds, data_seed):
                     "real_kept": float(np.mean([m[real].mean() for m in masks])),
                     "noise_kept": float(np.mean([m[noise].sum() for m in masks])),
                     "seconds": float(np.mean(seconds)),
+                    # how far the test of a column that moved moves between seeds
+                    "z_sd": float(np.median(np.std(z, axis=0, ddof=1)[moved]))
+                    if moved.any()
+                    else np.nan,
                 }
             )
     return rows
@@ -159,6 +168,20 @@ def main(argv=None):
         np.mean([r["jaccard"] for r in rows if r["source"] == s]) for s in args.sources
     ]
     print("| mean | " + " | ".join(f"{m:.3f}" for m in means) + " |")
+    spread = [
+        np.nanmedian([r["z_sd"] for r in rows if r["source"] == s])
+        for s in args.sources
+    ]
+    print(
+        "| z spread of the columns that moved | "
+        + " | ".join(f"{v:.2f}" for v in spread)
+        + " |"
+    )
+    print(
+        "\n(z spread: per data set, the median over the columns kept in some runs and "
+        "not in others of the standard deviation over seeds of their p-value as a "
+        "normal quantile; the table's row is the median over the data sets.)"
+    )
 
 
 if __name__ == "__main__":
