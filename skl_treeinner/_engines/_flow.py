@@ -12,7 +12,10 @@ is the refit curve's skeleton (:func:`refit_curve`).
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._stats._feature_groups import group_statistics
+from .._stats._inference import combine_repeats
 from .._stats._refit_curve import (
     CurveScoring,
     curve_results,
@@ -20,10 +23,16 @@ from .._stats._refit_curve import (
     prefit_refusal,
     refit_points,
 )
-from ._base import Engine, SplitRun, UnitTests
-from ._plan import SelectionPlan, check_prefit, resolve_groups
+from ._base import CheckedInput, Engine, SplitRun, UnitTests
+from ._plan import (
+    SelectionPlan,
+    check_prefit,
+    repeat_plans,
+    resolve_estimator,
+    resolve_groups,
+)
 
-__all__ = ["fit_selection", "fitted_statistics", "refit_curve"]
+__all__ = ["combine_tests", "fit_selection", "fitted_statistics", "refit_curve"]
 
 
 def fit_selection(plan: SelectionPlan, engine: Engine) -> dict:
@@ -31,7 +40,10 @@ def fit_selection(plan: SelectionPlan, engine: Engine) -> dict:
 
     ``n_features_in_`` and ``feature_names_in_`` (where X has names) are
     returned with the statistics, never set on the selector here, so that
-    nothing is half set when a step fails.
+    nothing is half set when a step fails. With ``plan.n_repeats`` > 1 every
+    repeat's splits are drawn and checked before any fit; each repeat is
+    fitted, scored and tested in turn (its per-row terms dropped before the
+    next), and the repeats' tests are combined (:func:`combine_tests`).
     """
     checked = engine.check_input(plan)
     fgroups = resolve_groups(plan, checked.n_features_in, checked.feature_names_in)
@@ -39,19 +51,83 @@ def fit_selection(plan: SelectionPlan, engine: Engine) -> dict:
         if plan.curve:
             raise prefit_refusal(plan.max_features)
         check_prefit(plan.name, checked.n_features_in, checked.estimator)
-    run = engine.prepare_splits(plan, checked, fgroups)
-    estimators, scored = run.fit_and_score()
+    runs = [
+        engine.prepare_splits(
+            repeat, _repeat_input(repeat, plan, checked, engine), fgroups
+        )
+        for repeat in repeat_plans(plan)
+    ]
+    estimators, tests = [], []
+    for run in runs:
+        fitted_models, scored = run.fit_and_score()
+        estimators.extend(fitted_models)
+        tests.append(run.test(scored))
+        del scored  # as large as the held-out rows: one repeat's at a time
     fitted = {"n_features_in_": checked.n_features_in}
     if checked.feature_names_in is not None:
         fitted["feature_names_in_"] = checked.feature_names_in
     fitted.update(
         estimators_=estimators,
         estimator_=estimators[0],
-        **fitted_statistics(run.test(scored), fgroups),
+        **fitted_statistics(combine_tests(tests), fgroups),
     )
-    if plan.curve:
-        fitted["cv_results_"] = refit_curve(plan, run, fgroups)
+    if len(tests) > 1:  # each repeat's own, for how often each would keep a unit
+        fitted["_repeat_statistics"] = [
+            {k: v for k, v in fitted_statistics(t, fgroups).items() if k in REPEATED}
+            for t in tests
+        ]
+    if plan.curve:  # the first repeat's splits (the curve averages its splits)
+        fitted["cv_results_"] = refit_curve(plan, runs[0], fgroups)
     return fitted
+
+
+#: The fitted statistics kept per repeat (the selector's ``_repeat_statistics``).
+REPEATED = (
+    "scores_",
+    "null_scores_",
+    "scores_se_",
+    "pvalues_",
+    "group_scores_",
+    "group_null_scores_",
+    "group_scores_se_",
+    "_group_sum_pvalues",
+)
+
+
+def _repeat_input(repeat, plan, checked: CheckedInput, engine: Engine):
+    """Return one repeat's checked input: a default booster seeded by the repeat."""
+    if repeat is plan or plan.estimator is not None:  # a given booster's own seed
+        return checked
+    estimator, _ = resolve_estimator(repeat, engine.default_estimator)
+    return checked._replace(estimator=estimator)
+
+
+def combine_tests(tests: list[UnitTests]) -> UnitTests:
+    """Combine the tests of repeated selections on the same rows.
+
+    The scores (and resampled scores) are the repeats' means, the split
+    scores every repeat's splits in turn, and the tests of the columns and
+    of the groups' sums :func:`~skl_treeinner._stats._inference.combine_repeats`:
+    the mean tested score over the mean standard error, valid whatever ties
+    the repeats. One test is returned as it is.
+    """
+    if len(tests) == 1:
+        return tests[0]
+    first = tests[0]
+    group_test = None
+    if first.group_test is not None:
+        group_test = combine_repeats([t.group_test for t in tests])
+    null = None
+    if first.null_scores is not None:
+        null = np.mean([t.null_scores for t in tests], axis=0)
+    return UnitTests(
+        combine_repeats([t.test for t in tests]),
+        group_test,
+        np.vstack([t.split_scores for t in tests]),
+        np.mean([t.scores for t in tests], axis=0),
+        first.units,
+        null,
+    )
 
 
 def fitted_statistics(tests: UnitTests, fgroups) -> dict:

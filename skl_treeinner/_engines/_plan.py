@@ -12,6 +12,7 @@ booster is told to stop early) comes from the reader registry, never from here.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -51,6 +52,7 @@ __all__ = [
     "make_fit_setup",
     "route_fit_metadata",
     "pipeline_step_params",
+    "repeat_plans",
     "resolve_estimator",
     "selection_seeds",
     "weight_key_of",
@@ -144,6 +146,9 @@ class SelectionPlan:
     attribution: str = "predecomp"
     #: ``"column"`` or ``"model"``: what the test asks (the selector's ``test``).
     test: str = "column"
+    #: How many times the selection is repeated on the same rows, each repeat
+    #: with its own seeds (:func:`repeat_plans`), their tests combined.
+    n_repeats: int = 1
 
     prefit: bool = False
     feature_groups: dict | None = None
@@ -385,6 +390,27 @@ def selection_seeds(random_state):
     rng = check_random_state(random_state)
     split_seed, booster_seed = (int(s) for s in rng.randint(2**31 - 1, size=2))
     return split_seed, booster_seed, rng
+
+
+def repeat_plans(plan: SelectionPlan) -> list[SelectionPlan]:
+    """Return the plan of every repeat: the plan itself, then its repeats' own.
+
+    Repeat r > 0 draws its folds (or held-out part), its default booster's
+    seed, its early-stopping rows and its draws from a seed of its own,
+    ``(split_seed, r)``; a splitter or a list of splits given as ``cv`` is
+    used as given by every repeat (its rows are the user's to choose), so
+    that only the seeds vary there. One repeat is the plan as it is.
+    """
+    plans = [plan]
+    for r in range(1, plan.n_repeats):
+        rng = np.random.RandomState([plan.split_seed, r])
+        split_seed, booster_seed = (int(s) for s in rng.randint(2**31 - 1, size=2))
+        plans.append(
+            dataclasses.replace(
+                plan, split_seed=split_seed, booster_seed=booster_seed, rng=rng
+            )
+        )
+    return plans
 
 
 def int_splitter(k, classifier, *, grouped, seed=None):

@@ -12,6 +12,8 @@ or an engine (the dispatch's).
 
 from __future__ import annotations
 
+from numbers import Integral
+
 from sklearn.base import (
     BaseEstimator,
     MetaEstimatorMixin,
@@ -59,6 +61,7 @@ _FITTED = (
     "group_null_scores_",
     "_group_sum_pvalues",
     "_feature_groups",
+    "_repeat_statistics",
     "cv_results_",
 )
 
@@ -158,15 +161,27 @@ class TreeInnerSelector(
         boosters that saw no later fold and a chance tie of a column to y in
         the whole sample is not counted twice (docs/core.md, "The test of a
         column"); a splitter or iterable is used as given.
+    n_repeats : int, default=1
+        Repeat the selection this many times on the same rows, each repeat
+        with folds (or held-out part), default booster seed and draws of its
+        own, and combine the repeats' tests: a feature's test reads the mean
+        of the repeats' tested scores over the mean of their standard errors,
+        which holds its level whatever ties the repeats (the mean score's
+        standard error can only be smaller). More repeats make the selection
+        depend less on ``random_state`` (``selection_frequency_`` says how
+        often one repeat alone keeps each feature) at one selection's cost
+        each. A splitter or iterable ``cv`` is used as given by every repeat
+        (only the seeds vary); a given estimator keeps its own seed. The
+        refit curve is drawn on the first repeat's splits.
     validation_fraction : float in (0, 1), default=0.5
         Fraction of the rows held out for scoring when ``cv=None``.
     alpha : float in (0, 1) or None, default=0.05
         Significance level of the one-sided test of each feature (H0: its
         expected held-out contribution is ≤ 0; see ``pvalues_``): a feature is
-        kept when its p-value is below ``alpha`` *and* its score passes
+        kept when its p-value is below ``alpha`` *and* its tested score passes
         ``threshold``. ``None`` turns the test off and selects on
-        ``threshold`` alone (``alpha=None, threshold=0`` is the rule of earlier
-        versions: score > 0).
+        ``threshold`` alone (``alpha=None, threshold=0, test="model"`` is the
+        rule of the earliest versions: score > 0).
         Which error this level bounds is ``control``'s choice. Changing it
         with ``set_params`` re-selects without refitting.
     control : {"per_feature", "expected_false", "family_wise", \
@@ -296,10 +311,11 @@ class TreeInnerSelector(
         split under ``cv``; the estimator itself (a deep copy) with
         ``prefit=True``.
     estimators_ : list of estimators
-        One fitted estimator per split.
+        One fitted estimator per split (of every repeat, in turn).
     scores_ : ndarray of shape (n_features,)
         TreeInner score of each input feature, summed over splits (and over
-        classes for multi-class models).
+        classes for multi-class models); with ``n_repeats`` > 1, the mean of
+        the repeats' sums.
     scores_se_ : ndarray of shape (n_features,)
         Standard error of ``scores_``: ``sqrt(m) · std(z_·k)`` over the
         ``m`` scored rows, where ``z_ik`` is row i's term of the score
@@ -315,7 +331,9 @@ class TreeInnerSelector(
         column split on by few rows passed as noise when the rare class
         missed them. It does not depend on the scale of ``sample_weight``.
         With ``test="column"``, the same of ``scores_ - null_scores_``, from
-        each unit's differences of its terms and their resampled mean.
+        each unit's differences of its terms and their resampled mean. With
+        ``n_repeats`` > 1, the mean of the repeats' standard errors: at least
+        the standard error of the mean score, whatever ties the repeats.
     null_scores_ : ndarray of shape (n_features,)
         With ``test="column"`` (the default): each feature's score with its
         values drawn from other held-out rows (the mean over draws; summed
@@ -339,7 +357,7 @@ class TreeInnerSelector(
         ``m``: the number of independent units the test counts: the distinct
         held-out rows of nonzero weight, or, when ``groups`` were given, the
         groups they belong to, or the blocks of consecutive rows
-        (``test_units_``).
+        (``test_units_``); with ``n_repeats`` > 1, the fewest of any repeat.
     test_units_ : {"rows", "groups", "blocks"}
         What the test counts as independent: held-out rows; the ``groups``
         given to ``fit``; or, when the splits keep time order (``cv`` a
@@ -376,7 +394,15 @@ class TreeInnerSelector(
     group_support_ : ndarray of shape (n_groups,), bool
         The kept groups (derived).
     split_scores_ : ndarray of shape (n_splits, n_features)
-        The score of each split, on its own held-out rows.
+        The score of each split, on its own held-out rows (with
+        ``n_repeats`` > 1, every repeat's splits in turn).
+    selection_frequency_ : ndarray of shape (n_features,)
+        With ``n_repeats`` > 1: the share of the repeats that keep each
+        feature on their own statistics, by the current cut-off (derived).
+        The selection tests the repeats' mean instead; for the features with
+        no effect, the sum of these shares has at most the expectation
+        ``control`` promises for one selection. With one repeat, ``support_``
+        as 0.0 or 1.0.
     ranking_ : ndarray of shape (n_features,)
         Rank of each feature by the test, 1 for the best: the smallest
         ``pvalues_`` first; p-values that tie (0 or 1 in floating point far
@@ -481,6 +507,7 @@ class TreeInnerSelector(
         "attribution": [StrOptions({"predecomp", "treeshap"})],
         "test": [StrOptions({"column", "model"})],
         "cv": ["cv_object"],
+        "n_repeats": [Interval(Integral, 1, None, closed="left")],
         "validation_fraction": [Interval(RealNotInt, 0, 1, closed="neither")],
         "alpha": _cutoff.ALPHA_CONSTRAINTS,
         "control": _cutoff.CONTROL_CONSTRAINTS,
@@ -502,6 +529,7 @@ class TreeInnerSelector(
         attribution="predecomp",
         test="column",
         cv=5,
+        n_repeats=1,
         validation_fraction=0.5,
         alpha=0.05,
         control="expected_false",
@@ -519,6 +547,7 @@ class TreeInnerSelector(
         self.attribution = attribution
         self.test = test
         self.cv = cv
+        self.n_repeats = n_repeats
         self.validation_fraction = validation_fraction
         self.alpha = alpha
         self.control = control

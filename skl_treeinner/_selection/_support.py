@@ -141,6 +141,7 @@ class SelectionMixin:
             rng=rng,
             name=type(self).__name__,
             cv=self.cv,
+            n_repeats=self.n_repeats,
             validation_fraction=self.validation_fraction,
             attribution=self.attribution,
             test=self.test,
@@ -369,14 +370,24 @@ class SelectionMixin:
         every member of a kept group is selected.
         """
         check_is_fitted(self, "scores_")
-        groups = self._fitted_groups()
+        return self._select(self._statistics(), self._fitted_groups())
+
+    def _select(self, statistics, groups):
+        """Return the features the cut-off keeps on one set of fitted statistics.
+
+        ``statistics`` as :func:`unit_statistics` reads them: the selector's
+        own, or one repeat's (``selection_frequency_``).
+        """
         count = self._max_count()
         alpha = _cutoff.check_alpha(self.alpha)
-        tested, t, pvalues = self._units(groups)
-        if groups is None:
-            adjusted = None if alpha is None else self.pvalues_adjusted_
-        else:
-            adjusted = None if alpha is None else self._group_pvalues(groups, True)
+        tested, t, pvalues = unit_statistics(
+            statistics, groups, getattr(self, "group_test", None)
+        )
+        adjusted = None
+        if alpha is not None:
+            # A selector pickled before ``control`` existed selected per feature.
+            control = _cutoff.check_control(getattr(self, "control", "per_feature"))
+            adjusted = _cutoff.adjusted_pvalues(pvalues, control, alpha)
         kept = _cutoff.select(
             tested,
             _cutoff.threshold_value(tested, self.threshold),
@@ -386,6 +397,29 @@ class SelectionMixin:
             alpha=alpha,
         )
         return kept if groups is None else groups.expand(kept)
+
+    @property
+    def selection_frequency_(self) -> np.ndarray:
+        """How often one repeat alone keeps each feature, in [0, 1] (derived).
+
+        With ``n_repeats`` > 1: the share of the repeats whose own
+        statistics pass the current cut-off (``alpha``, ``control``,
+        ``threshold``, ``max_features``), per feature (a group's members
+        share its value). The selection itself (``support_``) tests the
+        repeats' mean, not this vote. What it guarantees: each repeat is a
+        selection of its own, so for the features with no effect the sum of
+        their frequencies has at most the expectation ``control`` promises
+        for one selection (at most one false pick with
+        ``"expected_false"``); a frequency near 0.5 marks a feature whose
+        evidence sits at the level. With one repeat: ``support_`` as 0 or 1.
+        """
+        check_is_fitted(self, "scores_")
+        groups = self._fitted_groups()
+        repeats = getattr(self, "_repeat_statistics", None)
+        if repeats is None:
+            return self._select(self._statistics(), groups).astype(np.float64)
+        kept = [self._select(statistics, groups) for statistics in repeats]
+        return np.mean(kept, axis=0)
 
     def _get_support_mask(self):
         check_is_fitted(self, "scores_")

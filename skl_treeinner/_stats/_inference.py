@@ -21,6 +21,7 @@ from scipy import stats
 __all__ = [
     "Moments",
     "combine_moments",
+    "combine_repeats",
     "moments",
     "one_sided_test",
     "pool_noise",
@@ -258,3 +259,35 @@ def score_test(units: Moments) -> ScoreTest:
     pvalues[flat] = 1.0
     se[flat] = 0.0
     return ScoreTest(scores, se, pvalues, m)
+
+
+def combine_repeats(tests) -> ScoreTest:
+    """Test the mean score of repeated selections, valid whatever ties the repeats.
+
+    ``tests`` are the :class:`ScoreTest` of R repeats of the selection on the
+    same rows (other folds, booster seeds and draws), each a valid test of
+    its own units. The repeats share the data, so their scores are
+    dependent in ways the rows cannot measure: a pair of rows fitted and
+    scored in turn by different repeats meets twice, the shared chance that
+    symmetric cross-fitting suffers (docs/core.md). So the mean score is
+    divided by the mean standard error: ``t = mean_r T_r / mean_r se_r``.
+    Its standard error can only be smaller, since sd(Σ T_r) ≤ Σ sd(T_r)
+    under any dependence, so the test keeps its level (conservatively,
+    where the repeats differ). Student's t with the fewest units of any
+    repeat, less one, as degrees of freedom.
+
+    Returns the combined :class:`ScoreTest`: mean scores, mean standard
+    errors, the p-values of their ratio (1 where no repeat has any spread),
+    and the fewest units. One test is returned as it is.
+    """
+    tests = list(tests)
+    if len(tests) == 1:
+        return tests[0]
+    scores = np.mean([t.scores for t in tests], axis=0)
+    se = np.mean([t.se for t in tests], axis=0)
+    m = min(t.n_rows for t in tests)
+    flat = se <= 0  # no repeat had any spread: no evidence either way
+    t = scores / np.where(flat, 1.0, se)
+    pvalues = stats.t.sf(np.where(flat, 0.0, t), df=m - 1)
+    pvalues[flat] = 1.0
+    return ScoreTest(scores, np.where(flat, 0.0, se), pvalues, m)

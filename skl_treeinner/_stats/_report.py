@@ -38,7 +38,9 @@ def score_table(selector, names=None) -> list[dict]:
     (``pvalues_``), ``pvalue_adjusted`` (``pvalues_adjusted_``, for the
     selector's ``control``), ``split_sd`` (the standard deviation of the split
     scores, ``None`` with one split), ``positive_splits``, ``n_splits``,
-    ``selected`` and ``split_scores`` (a list); with feature groups also
+    ``selected``, ``split_scores`` (a list), ``n_repeats`` and
+    ``selection_frequency`` (``selection_frequency_``: the share of the
+    repeats that keep the feature on their own); with feature groups also
     ``group``, the name of the feature's group; with ``test="column"`` also
     ``null_score`` (``null_scores_``: the score with the feature resampled,
     which the test compares the score with).
@@ -51,6 +53,8 @@ def score_table(selector, names=None) -> list[dict]:
     sd = split.std(axis=0, ddof=1) if n_splits > 1 else None
     support = selector.support_
     adjusted = selector.pvalues_adjusted_
+    frequency = selector.selection_frequency_
+    n_repeats = len(getattr(selector, "_repeat_statistics", None) or [None])
     group_of = None
     if getattr(selector, "_feature_groups", None) is not None:
         group_of = {
@@ -72,6 +76,8 @@ def score_table(selector, names=None) -> list[dict]:
                 "n_splits": n_splits,
                 "selected": bool(support[j]),
                 "split_scores": [float(v) for v in split[:, j]],
+                "n_repeats": n_repeats,
+                "selection_frequency": float(frequency[j]),
             }
         )
         if group_of is not None:
@@ -174,7 +180,8 @@ def format_table(rows: list[dict], extra=(), *, adjusted=False) -> str:
     Columns: rank, feature, score, (with the test of a column, the
     resampled score it is compared with,) s.e., one-sided p-value (and, with
     ``adjusted``, the p-value adjusted for the number of features), in how
-    many splits the score is above 0, selected; then ``extra``, pairs
+    many splits the score is above 0, selected (and, with several repeats,
+    in how many of them alone it is kept); then ``extra``, pairs
     ``(header, values)`` with one value per column of X (indexed by each
     row's ``column``).
     """
@@ -186,12 +193,14 @@ def format_table(rows: list[dict], extra=(), *, adjusted=False) -> str:
     spread = number_format([row["score_se"] for row in rows])
     added = [(h, [str(values[row["column"]]) for row in rows]) for h, values in extra]
     widths = [max(len(h), *(len(c) for c in cells)) for h, cells in added]
+    repeats = rows[0].get("n_repeats", 1)
     header = (
         f"{'rank':>4}  {'feature':<{width}}  {'score':>11}  "
         + (f"{'resampled':>11}  " if null else "")
         + f"{'s.e.':>11}  {'p-value':>7}  "
         + (f"{'adj. p':>7}  " if adjusted else "")
         + f"{'>0 in':>6}  selected"
+        + (f"  {'kept in':>7}" if repeats > 1 else "")
     )
     header += "".join(f"  {h:<{w}}" for (h, _), w in zip(added, widths, strict=True))
     lines = [header.rstrip()]
@@ -204,6 +213,9 @@ def format_table(rows: list[dict], extra=(), *, adjusted=False) -> str:
             + (f"{format_pvalue(row['pvalue_adjusted']):>7}  " if adjusted else "")
             + f"{positive:>6}  {'yes' if row['selected'] else '-':<8}"
         )
+        if repeats > 1:  # how many repeats alone keep it
+            kept = round(row["selection_frequency"] * repeats)
+            line += f"  {f'{kept}/{repeats}':>7}"
         line += "".join(
             f"  {cells[i]:<{w}}" for (_, cells), w in zip(added, widths, strict=True)
         )

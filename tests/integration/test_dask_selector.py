@@ -627,6 +627,31 @@ def test_column_test_chains_the_folds_on_dask(client):
     assert column.pvalues_[0] < 1e-3
 
 
+def test_repeats_combine_on_dask(client):
+    """n_repeats=2: each repeat its own folds and draws, combined as in memory."""
+    X, y = _data(n=900, seed=9)
+    Xd, yd = da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300)
+    booster = dxgb.DaskXGBRegressor(n_estimators=10, max_depth=2)
+    params = dict(cv=3, test="column", random_state=0)
+    two = TreeInnerSelector(booster, n_repeats=2, **params).fit(Xd, yd)
+    one = TreeInnerSelector(booster, **params).fit(Xd, yd)
+    assert len(two.estimators_) == 4 and two.split_scores_.shape == (4, 5)
+    first, second = two._repeat_statistics
+    np.testing.assert_allclose(first["scores_"], one.scores_, rtol=1e-6)
+    np.testing.assert_allclose(first["pvalues_"], one.pvalues_, rtol=1e-6)
+    assert not np.allclose(first["scores_"], second["scores_"])  # other folds
+    tested = [r["scores_"] - r["null_scores_"] for r in (first, second)]
+    se = (first["scores_se_"] + second["scores_se_"]) / 2
+    np.testing.assert_allclose(two.scores_se_, se)
+    t = np.mean(tested, axis=0) / se
+    from scipy import stats
+
+    np.testing.assert_allclose(
+        two.pvalues_, stats.t.sf(t, df=two.n_scored_rows_ - 1), rtol=1e-6
+    )
+    assert two.pvalues_[0] < 1e-3 and two.selection_frequency_[0] == 1.0
+
+
 def test_the_dask_default_keeps_256_bins_whatever_the_rows():
     """A Dask DataFrame's rows are unknown without computing, so the Dask
     default keeps XGBoost's bins for arrays and DataFrames alike; in memory,

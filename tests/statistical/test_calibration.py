@@ -71,6 +71,27 @@ def test_pvalues_are_calibrated_under_the_null(classification, cv):
 
 
 @pytest.mark.slow
+def test_repeated_selections_keep_the_level_under_the_null():
+    # n_repeats (issue 53): the mean tested score over the mean standard
+    # error holds the level whatever ties the repeats, so the combined
+    # p-values are held to the level itself; the check at 0.5 keeps the
+    # test from passing with p-values that are all near 1.
+    pvalues = []
+    for seed in range(24):
+        X, y = _null_data(300, 1000 + seed, classification=False)
+        est = xgb.XGBRegressor(
+            n_estimators=30, learning_rate=0.1, max_depth=4, n_jobs=1
+        )
+        sel = TreeInnerSelector(est, cv=3, n_repeats=3, random_state=seed)
+        pvalues.append(sel.fit(X, y).pvalues_)
+    values = np.concatenate(pvalues)
+    assert values.size == 168
+    for level in (0.05, 0.2):
+        assert np.mean(values < level) <= level, level
+    assert np.mean(values < 0.5) > 0.02
+
+
+@pytest.mark.slow
 def test_few_rows_reaching_a_split_do_not_make_noise_significant():
     # A regression test (issue 26): a column the models split on rarely has
     # nonzero terms on a few rows only, and the rare class seldom falls among

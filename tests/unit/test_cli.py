@@ -660,3 +660,28 @@ def test_test_of_the_column_matches_the_python_api(capsys, houses, tmp_path):
         j = list(X.columns).index(f["feature"])
         assert f["pvalue"] == pytest.approx(ref.pvalues_[j], rel=1e-9, abs=1e-15)
     assert doc["selected"] == list(ref.get_feature_names_out())
+
+
+def test_repeats_say_how_often_each_feature_is_kept(capsys, houses, tmp_path):
+    """--repeats R (issue 53): n_repeats, and a "kept in" column of the repeats."""
+    out_json = tmp_path / "scores.json"
+    status, stdout, _ = run_cli(
+        capsys, "select", houses, "-t", "price", "--drop", "city", *FAST,
+        "--repeats", "3", "--out", out_json, "-q",
+    )  # fmt: skip
+    assert status == 0
+    assert "3 repeats of 3 chained folds (6 fits)" in stdout
+    header = next(line for line in stdout.splitlines() if line.startswith("rank"))
+    assert header.endswith("selected  kept in")
+    doc = json.loads(out_json.read_text())
+    for feature in doc["features"]:
+        assert feature["n_repeats"] == 3
+        assert round(feature["selection_frequency"] * 3, 9) in (0, 1, 2, 3)
+        assert len(feature["split_scores"]) == 6
+        line = next(
+            line for line in stdout.splitlines() if f" {feature['feature']} " in line
+        )
+        kept = round(feature["selection_frequency"] * 3)
+        assert line.endswith(f"{kept}/3")
+    size = next(f for f in doc["features"] if f["feature"] == "size")
+    assert size["selected"] and size["selection_frequency"] == 1.0
