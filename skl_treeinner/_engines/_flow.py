@@ -12,6 +12,9 @@ is the refit curve's skeleton (:func:`refit_curve`).
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import numpy as np
 
 from .._stats._feature_groups import group_statistics
@@ -51,18 +54,19 @@ def fit_selection(plan: SelectionPlan, engine: Engine) -> dict:
         if plan.curve:
             raise prefit_refusal(plan.max_features)
         check_prefit(plan.name, checked.n_features_in, checked.estimator)
-    runs = [
-        engine.prepare_splits(
-            repeat, _repeat_input(repeat, plan, checked, engine), fgroups
-        )
-        for repeat in repeat_plans(plan)
-    ]
-    estimators, tests = [], []
-    for run in runs:
-        fitted_models, scored = run.fit_and_score()
-        estimators.extend(fitted_models)
-        tests.append(run.test(scored))
-        del scored  # as large as the held-out rows: one repeat's at a time
+    with _each_warning_once(plan.n_repeats > 1):  # not once per repeat
+        runs = [
+            engine.prepare_splits(
+                repeat, _repeat_input(repeat, plan, checked, engine), fgroups
+            )
+            for repeat in repeat_plans(plan)
+        ]
+        estimators, tests = [], []
+        for run in runs:
+            fitted_models, scored = run.fit_and_score()
+            estimators.extend(fitted_models)
+            tests.append(run.test(scored))
+            del scored  # as large as the held-out rows: one repeat's at a time
     fitted = {"n_features_in_": checked.n_features_in}
     if checked.feature_names_in is not None:
         fitted["feature_names_in_"] = checked.feature_names_in
@@ -92,6 +96,28 @@ REPEATED = (
     "group_scores_se_",
     "_group_sum_pvalues",
 )
+
+
+@contextlib.contextmanager
+def _each_warning_once(active: bool):
+    """Emit each distinct warning of the block once, at its own place.
+
+    The repeats run the same checks and fits on other folds: a warning about
+    the data (rows that look ordered, a booster's settings) would otherwise
+    come once per repeat. Warnings pass the filters as they are raised (an
+    ``"error"`` filter raises at once) and again when emitted here.
+    """
+    if not active:
+        yield
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        yield
+    seen = set()
+    for w in caught:
+        key = (w.category, str(w.message))
+        if key not in seen:
+            seen.add(key)
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _repeat_input(repeat, plan, checked: CheckedInput, engine: Engine):

@@ -33,6 +33,7 @@ from .._stats._refit_curve import (
 from .._utils._validation import check_attribution, check_params
 from ._layout import axes_for, place_legend, scale_axis, shorten
 from ._parts import (
+    bar_notes,
     bars,
     check_score_options,
     check_top,
@@ -42,7 +43,7 @@ from ._parts import (
     rule_text,
     threshold_line,
     unit_ranking,
-    write_pvalues,
+    write_notes,
 )
 
 __all__ = ["plot_refit_curve", "plot_score_path", "plot_scores"]
@@ -105,7 +106,10 @@ def plot_scores(
         Write in a column right of the axes, level with each bar, the p-value
         the selection compared with ``alpha``: ``pvalues_adjusted_``,
         labelled ``adj. p`` where ``control`` changes it for this many
-        features (as the command line's column), else ``p``.
+        features (as the command line's column), else ``p``. A selector
+        fitted with ``n_repeats`` > 1 always has that column, which then
+        also says in how many repeats alone each bar's feature is kept
+        (``selection_frequency_``), as ``kept in 12/16``.
     by_group : bool or None, default=None
         One bar per feature group (``group_scores_``, ``group_scores_se_``,
         ``group_pvalues_adjusted_``; labelled with the group's name and its
@@ -189,7 +193,9 @@ def plot_scores(
         shown = np.sort(shown)
     n = shown.size
     spread = se if error_bars else None
-    size = _scores_figsize(n + (rest.size > 0), [names[j] for j in shown], pvalues)
+    n_repeats = len(getattr(selector, "_repeat_statistics", None) or [None])
+    names_shown = [names[j] for j in shown]
+    size = _scores_figsize(n + (rest.size > 0), names_shown, pvalues, n_repeats > 1)
     ax, owned = axes_for(plt, ax, *size)
     pos = np.arange(n)[::-1]  # first shown at the top
     colors = np.where(support[shown], selected_color, other_color).tolist()
@@ -230,10 +236,16 @@ def plot_scores(
     if rest.size:
         ax.get_yticklabels()[-1].set_fontstyle("italic")
     ax.set_ylim(pos[-1] - 0.6, n - 0.4)
-    if pvalues:
-        write_pvalues(ax, adjusted_p, "adj. p" if adjusted else "p", shown, pos[:n])
-    n_splits = np.asarray(selector.split_scores_).shape[0]
+    notes = bar_notes(
+        selector, by_group, shown, adjusted_p if pvalues else None,
+        "adj. p" if adjusted else "p",
+    )  # fmt: skip
+    if notes is not None:
+        write_notes(ax, notes, pos[:n])
+    n_splits = np.asarray(selector.split_scores_).shape[0] // n_repeats
     splits = "1 split" if n_splits == 1 else f"sum over {n_splits} splits"
+    if n_repeats > 1:
+        splits += f", mean of {n_repeats} repeats"
     scale_axis(ax, "x", f"held-out TreeInner score ({splits})", caption=rule)
     title = "TreeInner scores"
     if rest.size:
@@ -246,10 +258,11 @@ def plot_scores(
     return ax
 
 
-def _scores_figsize(rows, names, pvalues):
+def _scores_figsize(rows, names, pvalues, repeats=False):
     """(height, width) in inches of a bar chart with these rows and names."""
     longest = max((len(name) for name in names), default=2)
-    width = min(5.6 + 0.075 * max(longest, 12) + (0.9 if pvalues else 0.0), 11.0)
+    notes = (0.9 if pvalues else 0.0) + (0.8 if repeats else 0.0)
+    width = min(5.6 + 0.075 * max(longest, 12) + notes, 11.0)
     return min(2.0 + 0.24 * max(rows, 4), 60.0), width
 
 

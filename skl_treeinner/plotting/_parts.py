@@ -27,7 +27,8 @@ __all__ = [
     "rule_text",
     "threshold_line",
     "unit_ranking",
-    "write_pvalues",
+    "bar_notes",
+    "write_notes",
 ]
 
 
@@ -211,16 +212,39 @@ def rule_text(selector, n_units, grouped) -> str:
     return rule
 
 
-def write_pvalues(ax, adjusted, label, shown, pos):
-    """Write the shown bars' p-values (adjusted as ``control`` asks) right of the axes.
+def bar_notes(selector, by_group, shown, pvalues=None, label="p"):
+    """Return what to write right of each shown bar (p-values, repeats), or None.
+
+    ``pvalues``: the p-values the selection compared with ``alpha`` (one per
+    bar), written as ``label``; with several repeats (``n_repeats``), also
+    in how many of them alone the bar's feature (group) is kept
+    (``selection_frequency_``).
+    """
+    repeats = len(getattr(selector, "_repeat_statistics", None) or [None])
+    if pvalues is None and repeats == 1:
+        return None
+    frequency = None
+    if repeats > 1:
+        frequency = np.asarray(selector.selection_frequency_)
+        if by_group:  # a group's members share its frequency
+            frequency = frequency[[cols[0] for cols in selector.groups_.values()]]
+    notes = []
+    for j in shown:
+        parts = [] if pvalues is None else [f"{label} {format_pvalue(pvalues[j])}"]
+        if frequency is not None:
+            parts.append(f"kept in {round(frequency[j] * repeats)}/{repeats}")
+        notes.append("  ".join(parts))
+    return notes
+
+
+def write_notes(ax, notes, pos):
+    """Write one note per shown bar right of the axes (:func:`bar_notes`).
 
     A secondary y axis holds them as tick labels, level with their bars: in
     the layout, and never over a bar, an error bar or the legend.
     """
     column = ax.secondary_yaxis("right")
     column.set_gid("pvalue")
-    column.set_yticks(
-        pos, labels=[f"{label} {format_pvalue(adjusted[j])}" for j in shown]
-    )
+    column.set_yticks(pos, labels=notes)
     column.tick_params(axis="y", length=0, labelsize="x-small")
     return column

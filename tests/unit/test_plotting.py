@@ -328,3 +328,29 @@ def test_plot_scores_marks_the_resampled_scores_of_the_column_test():
         expected = selector.group_null_scores_ if by_group else null
         np.testing.assert_allclose(np.sort(xs), np.sort(expected))
         plt.close(ax.figure)
+
+
+def test_repeats_write_how_often_each_bar_is_kept():
+    """n_repeats > 1 (issue 53): "kept in k/R" right of each bar (feature, group)."""
+    X, y = make_data(n=300, p=5, seed=32)
+    selector = TreeInnerSelector(
+        _booster(), cv=3, n_repeats=3, random_state=0,
+        feature_groups={"pair": [3, 4]},
+    ).fit(X, y)  # fmt: skip
+    freq = selector.selection_frequency_
+    for by_group, pvalues in ((False, False), (True, True)):
+        ax = plot_scores(selector, by_group=by_group, pvalues=pvalues, sort=False)
+        (column,) = [a for a in ax.child_axes if a.get_gid() == "pvalue"]
+        notes = [t.get_text() for t in column.get_yticklabels()]
+        units = list(selector.groups_.values()) if by_group else [[j] for j in range(5)]
+        assert len(notes) == len(units)
+        for note, cols in zip(notes, units, strict=True):
+            assert note.endswith(f"kept in {round(freq[cols[0]] * 3)}/3")
+            assert note.startswith("p ") == pvalues
+        assert "(sum over 2 splits, mean of 3 repeats)" in ax.get_xlabel()
+        plt.close(ax.figure)
+    # one repeat: no column unless p-values are asked for
+    one = TreeInnerSelector(_booster(), cv=3, random_state=0).fit(X, y)
+    ax = plot_scores(one)
+    assert not [a for a in ax.child_axes if a.get_gid() == "pvalue"]
+    plt.close(ax.figure)

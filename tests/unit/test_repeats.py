@@ -150,3 +150,19 @@ def test_n_repeats_is_a_parameter_like_any_other():
     np.testing.assert_array_equal(back.selection_frequency_, sel.selection_frequency_)
     with pytest.raises(ValueError, match="n_repeats"):
         TreeInnerSelector(n_repeats=0).fit(X, y)
+
+
+def test_a_warning_about_the_data_comes_once_not_once_per_repeat():
+    from sklearn.datasets import load_breast_cancer
+
+    from skl_treeinner.exceptions import DependentRowsWarning
+
+    # scikit-learn's file is stored partly sorted by diagnosis: its rows look
+    # ordered to the check, which every repeat runs on its own folds
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = xgb.XGBClassifier(n_estimators=10, max_depth=2, n_jobs=1)
+    with pytest.warns(DependentRowsWarning) as record:
+        TreeInnerSelector(clf, cv=3, n_repeats=3, random_state=0).fit(X[:, :5], y)
+    ordered = [w for w in record if issubclass(w.category, DependentRowsWarning)]
+    assert len(ordered) == 1
+    assert ordered[0].filename == __file__  # it points at the user's line
