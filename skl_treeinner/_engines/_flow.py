@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from .._stats._cutoff import CUTOFF_STATISTICS
 from .._stats._feature_groups import group_statistics
 from .._stats._inference import combine_repeats
 from .._stats._refit_curve import (
@@ -77,25 +78,16 @@ def fit_selection(plan: SelectionPlan, engine: Engine) -> dict:
     )
     if len(tests) > 1:  # each repeat's own, for how often each would keep a unit
         fitted["_repeat_statistics"] = [
-            {k: v for k, v in fitted_statistics(t, fgroups).items() if k in REPEATED}
+            {
+                k: v
+                for k, v in fitted_statistics(t, fgroups).items()
+                if k in CUTOFF_STATISTICS
+            }
             for t in tests
         ]
     if plan.curve:  # the first repeat's splits (the curve averages its splits)
         fitted["cv_results_"] = refit_curve(plan, runs[0], fgroups)
     return fitted
-
-
-#: The fitted statistics kept per repeat (the selector's ``_repeat_statistics``).
-REPEATED = (
-    "scores_",
-    "null_scores_",
-    "scores_se_",
-    "pvalues_",
-    "group_scores_",
-    "group_null_scores_",
-    "group_scores_se_",
-    "_group_sum_pvalues",
-)
 
 
 @contextlib.contextmanager

@@ -38,19 +38,6 @@ def _cutoff_units(selector, groups):
     return groups.n_groups, "feature groups"
 
 
-#: The fitted statistics :func:`unit_statistics` reads, where fitted.
-_STATISTICS = (
-    "scores_",
-    "null_scores_",
-    "scores_se_",
-    "pvalues_",
-    "group_scores_",
-    "group_null_scores_",
-    "group_scores_se_",
-    "_group_sum_pvalues",
-)
-
-
 def unit_statistics(fitted, groups=None, group_test=None):
     """Return the cut-off's units' tested scores, t statistics and p-values.
 
@@ -179,7 +166,9 @@ class SelectionMixin:
     def _statistics(self) -> dict:
         """Return the fitted statistics :func:`unit_statistics` reads, by name."""
         return {
-            name: getattr(self, name) for name in _STATISTICS if hasattr(self, name)
+            name: getattr(self, name)
+            for name in _cutoff.CUTOFF_STATISTICS
+            if hasattr(self, name)
         }
 
     def _units(self, groups):

@@ -26,6 +26,7 @@ from sklearn.utils._param_validation import (
 __all__ = [
     "ALPHA_CONSTRAINTS",
     "CURVE_RULES",
+    "CUTOFF_STATISTICS",
     "CONTROLS",
     "CONTROL_CONSTRAINTS",
     "adjusted_pvalues",
@@ -44,6 +45,19 @@ __all__ = [
     "tested_scores",
     "threshold_value",
 ]
+
+#: The fitted statistics the cut-off reads (a selector's attributes of these
+#: names; also kept per repeat with ``n_repeats``).
+CUTOFF_STATISTICS = (
+    "scores_",
+    "null_scores_",
+    "scores_se_",
+    "pvalues_",
+    "group_scores_",
+    "group_null_scores_",
+    "group_scores_se_",
+    "_group_sum_pvalues",
+)
 
 #: The rules ``max_features`` may name to choose k from a fitted refit curve
 #: (:mod:`skl_treeinner._stats._refit_curve`).
