@@ -146,6 +146,10 @@ SELECTORS = {
     "treeinner-model": lambda *a: cs._treeinner(
         *a, cv="default", alpha="default", control="default", test="model"
     ),
+    # n_repeats (issue 53): 16 repeats of 3 chained folds, 100 trees at 0.04
+    "treeinner-repeats16": lambda X, y, c, seed, smoke: _treeinner_repeats(
+        X, y, c, seed, repeats=2 if smoke else 16
+    ),
     "boruta": cs._boruta,
     "powershap": cs._powershap,
     "probatus": cs._probatus,
@@ -153,6 +157,16 @@ SELECTORS = {
     "permutation": cs._permutation,
 }
 SMOKE = ("diabetes", "breast_cancer")
+
+
+def _treeinner_repeats(X, y, c, seed, repeats):
+    """The selector with ``repeats`` repeats of cheaper boosters (issue 53)."""
+    from skl_treeinner import TreeInnerSelector
+
+    booster = cs._booster(c, seed).set_params(n_estimators=100, learning_rate=0.04)
+    sel = TreeInnerSelector(booster, cv=3, n_repeats=repeats, random_state=seed)
+    sel.set_params(n_jobs=1).fit(X, y)
+    return sel.get_support(), sel.scores_
 
 
 def load(name):
