@@ -166,3 +166,37 @@ def test_a_warning_about_the_data_comes_once_not_once_per_repeat():
     ordered = [w for w in record if issubclass(w.category, DependentRowsWarning)]
     assert len(ordered) == 1
     assert ordered[0].filename == __file__  # it points at the user's line
+
+
+def test_repeats_respect_a_time_ordered_splitter_and_row_groups(monkeypatch):
+    """Issue 53, item 4: averaging keeps the splitter and the groups it was given."""
+    from sklearn.model_selection import TimeSeriesSplit
+
+    from skl_treeinner._engines.memory import _run
+
+    X, y = _data(n=240, seed=8)
+    sel = TreeInnerSelector(
+        _reg(random_state=1), cv=TimeSeriesSplit(3), n_repeats=2, random_state=0
+    ).fit(X, y)
+    assert sel.test_units_ == "blocks"
+    # the same time-ordered splits (and booster) in both repeats: the same scores
+    np.testing.assert_array_equal(sel.split_scores_[:3], sel.split_scores_[3:])
+    # an int cv with groups: every repeat's folds keep each group on one side
+    drawn = []
+    make_splits = _run.make_splits
+
+    def record(*args, **kwargs):
+        splits = make_splits(*args, **kwargs)
+        drawn.append(splits)
+        return splits
+
+    monkeypatch.setattr(_run, "make_splits", record)
+    groups = np.repeat(np.arange(60), 4)
+    TreeInnerSelector(_reg(), cv=3, n_repeats=3, random_state=0).fit(
+        X, y, groups=groups
+    )
+    assert len(drawn) == 3
+    assert drawn[0][0][1].tolist() != drawn[1][0][1].tolist()  # other folds
+    for splits in drawn:
+        for train, test in splits:
+            assert not set(groups[train]) & set(groups[test])
