@@ -85,9 +85,9 @@ def curve_candidates(threshold, group_test, fitted, groups=None) -> np.ndarray:
     (:mod:`~skl_treeinner._stats._refit_curve`) refits the top k.
     """
     tested, t, pvalues = unit_statistics(fitted, groups, group_test)
-    keep = tested > _cutoff.threshold_value(tested, threshold)
-    kept = np.flatnonzero(keep)
     ranking = _cutoff.rank(pvalues, t)
+    threshold = _cutoff.threshold_value(tested, threshold)
+    kept = np.flatnonzero(_cutoff.select(tested, threshold, None, ranking=ranking))
     return kept[np.argsort(ranking[kept], kind="mergesort")]
 
 
@@ -152,8 +152,7 @@ class SelectionMixin:
             setattr(self, name, value)
         if self.prefit:  # scored on its own training rows, it keeps everything
             warn_if_training_rows(self.estimator_, self.scores_, self.attribution)
-        _, t, _ = unit_statistics(self._statistics())
-        self.ranking_ = _cutoff.rank(self.pvalues_, t)
+        self.ranking_ = self._unit_ranking(None)
         n_units, unit = _cutoff_units(self, getattr(self, "_feature_groups", None))
         self.max_features_ = _cutoff.resolve_max_features(
             self.max_features, n_units, X, unit=unit
@@ -171,12 +170,34 @@ class SelectionMixin:
             if hasattr(self, name)
         }
 
-    def _units(self, groups):
-        """Return the cut-off's units' tested scores, t statistics and p-values."""
+    def _units(self, groups, statistics=None):
+        """Return the cut-off's units' tested scores, t statistics and p-values.
+
+        Of the selector's own ``statistics`` (:meth:`_statistics`), or of
+        one repeat's; ``groups`` checked (``group_test`` is, where they are).
+        """
+        if statistics is None:
+            statistics = self._statistics()
         group_test = getattr(self, "group_test", None)
-        if groups is not None:
-            _feature_groups.check_group_test(group_test)
-        return unit_statistics(self._statistics(), groups, group_test)
+        return unit_statistics(statistics, groups, group_test)
+
+    def _fitted_repeats(self) -> int:
+        """Return how many repeats the fitted statistics combine (``n_repeats``)."""
+        return len(getattr(self, "_repeat_statistics", None) or [None])
+
+    def _unit_ranking(self, groups):
+        """Rank the columns (or ``groups``) by the test, 1 for the best."""
+        _, t, pvalues = self._units(groups)
+        return _cutoff.rank(pvalues, t)
+
+    def _adjusted(self, pvalues):
+        """``pvalues`` adjusted as ``control`` asks, at ``alpha`` (0.05 if None)."""
+        alpha = _cutoff.check_alpha(self.alpha)
+        # A selector pickled before ``control`` existed selected per feature.
+        control = _cutoff.check_control(getattr(self, "control", "per_feature"))
+        return _cutoff.adjusted_pvalues(
+            pvalues, control, 0.05 if alpha is None else alpha
+        )
 
     @property
     def threshold_(self) -> float:
@@ -205,14 +226,7 @@ class SelectionMixin:
         :func:`~skl_treeinner._stats._cutoff.adjusted_pvalues`.
         """
         check_is_fitted(self, "pvalues_")
-        alpha = _cutoff.check_alpha(self.alpha)
-        # A selector pickled before ``control`` existed selected per feature.
-        control = getattr(self, "control", "per_feature")
-        return _cutoff.adjusted_pvalues(
-            self.pvalues_,
-            _cutoff.check_control(control),
-            0.05 if alpha is None else alpha,
-        )
+        return self._adjusted(self.pvalues_)
 
     def _fitted_groups(self):
         """Return the fitted feature groups (or None); refuse ones changed since."""
@@ -256,21 +270,8 @@ class SelectionMixin:
 
     def _group_pvalues(self, groups, adjust=False):
         """``group_pvalues_`` of the checked fitted ``groups`` (or adjusted)."""
-        pvalues = _feature_groups.combined_pvalues(
-            self.group_test,
-            groups,
-            self._group_sum_pvalues,
-            self.pvalues_,
-            used=np.asarray(self.scores_se_) > 0,
-        )
-        if not adjust:
-            return pvalues
-        alpha = _cutoff.check_alpha(self.alpha)
-        return _cutoff.adjusted_pvalues(
-            pvalues,
-            _cutoff.check_control(self.control),
-            0.05 if alpha is None else alpha,
-        )
+        _, _, pvalues = self._units(groups)
+        return self._adjusted(pvalues) if adjust else pvalues
 
     @property
     def n_features_(self) -> int:
@@ -369,14 +370,8 @@ class SelectionMixin:
         """
         count = self._max_count()
         alpha = _cutoff.check_alpha(self.alpha)
-        tested, t, pvalues = unit_statistics(
-            statistics, groups, getattr(self, "group_test", None)
-        )
-        adjusted = None
-        if alpha is not None:
-            # A selector pickled before ``control`` existed selected per feature.
-            control = _cutoff.check_control(getattr(self, "control", "per_feature"))
-            adjusted = _cutoff.adjusted_pvalues(pvalues, control, alpha)
+        tested, t, pvalues = self._units(groups, statistics)
+        adjusted = None if alpha is None else self._adjusted(pvalues)
         kept = _cutoff.select(
             tested,
             _cutoff.threshold_value(tested, self.threshold),

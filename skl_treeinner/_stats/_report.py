@@ -16,8 +16,6 @@ import math
 
 import numpy as np
 
-from . import _cutoff
-
 __all__ = ["format_group_table", "format_table", "group_table", "score_table"]
 
 
@@ -54,7 +52,7 @@ def score_table(selector, names=None) -> list[dict]:
     support = selector.support_
     adjusted = selector.pvalues_adjusted_
     frequency = selector.selection_frequency_
-    n_repeats = len(getattr(selector, "_repeat_statistics", None) or [None])
+    n_repeats = selector._fitted_repeats()
     group_of = None
     if getattr(selector, "_feature_groups", None) is not None:
         group_of = {
@@ -104,8 +102,9 @@ def group_table(selector, names=None) -> list[dict]:
     pvalues = selector.group_pvalues_
     adjusted = selector.group_pvalues_adjusted_
     scores = selector.group_scores_
-    _, t, _ = selector._units(selector._fitted_groups())
-    order = np.argsort(_cutoff.rank(pvalues, t), kind="mergesort")
+    order = np.argsort(
+        selector._unit_ranking(selector._fitted_groups()), kind="mergesort"
+    )
     items = list(selector.groups_.items())
     rows = []
     for rank, g in enumerate(order, start=1):

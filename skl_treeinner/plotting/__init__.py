@@ -193,7 +193,7 @@ def plot_scores(
         shown = np.sort(shown)
     n = shown.size
     spread = se if error_bars else None
-    n_repeats = len(getattr(selector, "_repeat_statistics", None) or [None])
+    n_repeats = selector._fitted_repeats()
     names_shown = [names[j] for j in shown]
     size = _scores_figsize(n + (rest.size > 0), names_shown, pvalues, n_repeats > 1)
     ax, owned = axes_for(plt, ax, *size)

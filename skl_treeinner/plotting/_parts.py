@@ -11,7 +11,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._stats._cutoff import describe_rule, rank
+from .._stats._cutoff import describe_rule
 from .._stats._report import format_pvalue
 from .._utils._optional import import_optional
 from .._utils._validation import check_params
@@ -183,8 +183,7 @@ def unit_ranking(selector, by_group) -> np.ndarray:
     """Rank of each bar by the selector's test, 1 for the best (``ranking_``'s rule)."""
     if not by_group:
         return np.asarray(selector.ranking_)
-    tested, t, pvalues = selector._units(selector._fitted_groups())
-    return rank(pvalues, t)
+    return selector._unit_ranking(selector._fitted_groups())
 
 
 def _floats(values):
@@ -220,7 +219,7 @@ def bar_notes(selector, by_group, shown, pvalues=None, label="p"):
     in how many of them alone the bar's feature (group) is kept
     (``selection_frequency_``).
     """
-    repeats = len(getattr(selector, "_repeat_statistics", None) or [None])
+    repeats = selector._fitted_repeats()
     if pvalues is None and repeats == 1:
         return None
     frequency = None
