@@ -523,17 +523,17 @@ def _report(args, selector, inputs, table):
         inputs.task,
         args.max_features,
     )
+    chained = args.cv > 1 and args.test == "column"
     if args.cv == 1:
-        split_word = "one 50/50 split"
-    elif args.test == "column":  # chained: fold j + 1 scored by folds 1..j's fit
-        split_word = f"{args.cv} chained folds ({args.cv - 1} fits)"
+        split_word, fits = "one 50/50 split", 1
+    elif chained:  # fold j + 1 scored by folds 1..j's fit
+        split_word, fits = f"{args.cv} chained folds", args.cv - 1
     else:
-        split_word = f"{args.cv}-fold cross-fitting"
+        split_word, fits = f"{args.cv}-fold cross-fitting", args.cv
     if args.repeats > 1:
-        fits = args.repeats * (1 if args.cv == 1 else args.cv - (args.test == "column"))
-        split_word = (
-            f"{args.repeats} repeats of {split_word.split(' (')[0]} ({fits} fits)"
-        )
+        split_word = f"{args.repeats} repeats of {split_word}"
+    if chained or args.repeats > 1:  # the fits are not the splits' number
+        split_word += f" ({args.repeats * fits} fits)"
     print(
         f"{inputs.data.name}: {len(inputs.frame)} rows, {X.shape[1]} features; "
         f"target {args.target!r} ({task}); {ESTIMATORS[args.estimator]}, "
