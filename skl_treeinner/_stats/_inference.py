@@ -254,11 +254,19 @@ def score_test(units: Moments) -> ScoreTest:
     # Spreads at float rounding of the scale of the terms are no spread.
     scale = units.peak
     flat = se <= 1e-12 * np.sqrt(m) * scale
+    return _t_test(scores, se, flat, m)
+
+
+def _t_test(scores, se, flat, m) -> ScoreTest:
+    """One-sided Student's t of ``scores / se`` on ``m - 1`` degrees of freedom.
+
+    Units with no spread (``flat``) give no evidence either way: p = 1 and a
+    standard error of 0.
+    """
     t = scores / np.where(flat, 1.0, se)
     pvalues = stats.t.sf(np.where(flat, 0.0, t), df=m - 1)
     pvalues[flat] = 1.0
-    se[flat] = 0.0
-    return ScoreTest(scores, se, pvalues, m)
+    return ScoreTest(scores, np.where(flat, 0.0, se), pvalues, m)
 
 
 def combine_repeats(tests) -> ScoreTest:
@@ -286,8 +294,4 @@ def combine_repeats(tests) -> ScoreTest:
     scores = np.mean([t.scores for t in tests], axis=0)
     se = np.mean([t.se for t in tests], axis=0)
     m = min(t.n_rows for t in tests)
-    flat = se <= 0  # no repeat had any spread: no evidence either way
-    t = scores / np.where(flat, 1.0, se)
-    pvalues = stats.t.sf(np.where(flat, 0.0, t), df=m - 1)
-    pvalues[flat] = 1.0
-    return ScoreTest(scores, np.where(flat, 0.0, se), pvalues, m)
+    return _t_test(scores, se, se <= 0, m)  # se 0: no repeat had any spread
