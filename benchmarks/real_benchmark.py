@@ -233,7 +233,7 @@ def with_noise(frame, y, seed):
     return X[:, order], y, kinds[order]
 
 
-def _jaccard(masks):
+def mean_pairwise_jaccard(masks):
     """Mean pairwise Jaccard overlap of boolean masks (1 for two empty sets)."""
     pairs = [
         1.0 if not np.any(a | b) else np.sum(a & b) / np.sum(a | b)
@@ -286,14 +286,14 @@ def run_cell(name, seed, selectors, stability_seeds=1):
                 rows.append({**row, "status": status, "error": error})
                 continue
             row["time"] = seconds
+            support = np.asarray(support, dtype=bool)
             if stability_seeds > 1:
                 others = _other_seeds(sel_name, X_sel, y_sel, c, seed, stability_seeds)
                 row["stability"] = (
                     np.nan
                     if others is None
-                    else _jaccard([np.asarray(support, dtype=bool), *others])
+                    else mean_pairwise_jaccard([support, *others])
                 )
-            support = np.asarray(support, dtype=bool)
             noise = np.isin(kinds, NOISE_KINDS)
             row["n_rows"], row["n_real"] = len(y_sel), int(np.sum(kinds == "real"))
             row["noise_kept"] = int(np.sum(support & noise))

@@ -37,12 +37,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import itertools
 import time
 import warnings
 
 import numpy as np
 import real_benchmark as rb
+import where_time_goes
 from joblib import Parallel, delayed
 from scipy import stats
 from threadpoolctl import threadpool_limits
@@ -65,16 +65,6 @@ DEFAULT_SETS = (
     "hprice2",
     "crime1",
 )
-
-
-def jaccard(a, b) -> float:
-    """Jaccard overlap of two boolean masks; 1 for two empty sets."""
-    union = np.sum(a | b)
-    return 1.0 if union == 0 else float(np.sum(a & b) / union)
-
-
-def mean_pairwise_jaccard(masks) -> float:
-    return float(np.mean([jaccard(a, b) for a, b in itertools.combinations(masks, 2)]))
 
 
 @contextlib.contextmanager
@@ -155,7 +145,7 @@ def run_set(name, sources, n_seeds, data_seed, options=None):
                 {
                     "dataset": name,
                     "source": source,
-                    "jaccard": mean_pairwise_jaccard(masks),
+                    "jaccard": rb.mean_pairwise_jaccard(masks),
                     "real_kept": float(np.mean([m[real].mean() for m in masks])),
                     "noise_kept": float(np.mean([m[noise].sum() for m in masks])),
                     "seconds": float(np.mean(seconds)),
@@ -182,10 +172,7 @@ def main(argv=None):
         "--draws", type=int, default=None, help="draws per row (default: the test's)"
     )
     args = parser.parse_args(argv)
-    booster = {}
-    for item in filter(None, args.booster.split(",")):
-        key, _, value = item.partition("=")
-        booster[key] = float(value) if "." in value else int(value)
+    booster = where_time_goes.config(args.booster)
     options = {
         "repeats": args.repeats,
         "cv": args.cv,

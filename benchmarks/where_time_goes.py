@@ -118,7 +118,7 @@ def _data(rows, cols, task, seed=0):
 BOOSTER_KEYS = ("n_estimators", "learning_rate")
 
 
-def _config(text):
+def config(text):
     """``"cv=3,n_repeats=4"`` as keyword arguments (None, ints and floats read)."""
     params = {}
     for item in filter(None, text.split(",")):
@@ -187,8 +187,8 @@ def main(argv=None):
     print("| selector | wall s | × one fit | fit | scoring | terms | resample "
           "| booster predict | checks | outside the splits |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for config in args.configs:
-        params = _config(config)
+    for spec in args.configs:
+        params = config(spec)
         trees = {k: params.pop(k) for k in BOOSTER_KEYS if k in params}
         estimator = booster if own_booster else None
         if trees:
@@ -213,7 +213,7 @@ def main(argv=None):
         ]
         cells.append(wall - spent.get("splits", 0.0))
         print(
-            f"| {config} | {wall:.2f} | {wall / single:.2f} | "
+            f"| {spec} | {wall:.2f} | {wall / single:.2f} | "
             + " | ".join(f"{c:.2f}" for c in cells)
             + " |",
             flush=True,
