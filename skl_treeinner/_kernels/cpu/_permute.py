@@ -42,6 +42,7 @@ class _Row(NamedTuple):
     path_unit: np.ndarray
     path_tree: np.ndarray
     path_node: np.ndarray
+    path_s: np.ndarray
     trees: np.ndarray
     nodes: np.ndarray
     own_s: np.ndarray
@@ -138,7 +139,8 @@ def permuted_terms(block, walk, trees, rule, table, units):
     # draw.
     row = _Row(
         np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
-        np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap),
+        np.empty(cap), np.empty(cap, np.int64), np.empty(cap, np.int64),
+        np.empty(cap),
         np.empty(n_units + 1, np.int64), np.empty(n_units, np.int64),
         np.empty((n_rounds, n_outputs)),
         np.empty((n_rounds, block.y.shape[0], n_outputs)), np.empty(n_outputs),
@@ -165,6 +167,7 @@ def _own_paths(block, i, walk, trees, rule, table, units, row):
     n_units = units.tree_ptr.shape[0] - 1
     n_outputs = intercept.shape[0]
     path_unit, path_tree, path_node = row.path_unit, row.path_tree, row.path_node
+    path_s, tab_ptr, tab_col, tab_val = row.path_s, table.ptr, table.col, table.val
     row_trees, row_nodes, own_s = row.trees, row.nodes, row.own_s
     row_ptr, fill, f, g = row.ptr, row.fill, row.f, row.g
     margin, own_g = row.margin, row.own_g
@@ -194,6 +197,17 @@ def _own_paths(block, i, walk, trees, rule, table, units, row):
                 node = right[node]
         if node != leaves[i, t]:
             return False
+        # Each unit's PreDecomp in the leaf (what _unit_sum adds up, in the
+        # same order): one pass over the leaf's entries for the path's units.
+        for e in range(first, m):
+            path_s[e] = 0.0
+        shift = group[t] * n_features
+        for e in range(tab_ptr[node], tab_ptr[node + 1]):
+            u = unit_of[tab_col[e] - shift]
+            for q in range(first, m):
+                if path_unit[q] == u:
+                    path_s[q] += tab_val[e]
+                    break
     for u in range(n_units + 1):
         row_ptr[u] = 0
     for e in range(m):
@@ -205,12 +219,8 @@ def _own_paths(block, i, walk, trees, rule, table, units, row):
         u = path_unit[e]
         row_trees[fill[u]] = path_tree[e]
         row_nodes[fill[u]] = path_node[e]
+        own_s[fill[u]] = path_s[e]
         fill[u] += 1
-    for u in range(n_units):
-        for q in range(row_ptr[u], row_ptr[u + 1]):
-            t = row_trees[q]
-            shift = group[t] * n_features
-            own_s[q] = _unit_sum(leaves[i, t], u, shift, unit_of, *table[:3])
     # The row's own margin before every round, and its gradients there.
     for k in range(n_outputs):
         f[k] = intercept[k]
