@@ -38,6 +38,7 @@ import argparse
 import time
 
 import numpy as np
+import where_time_goes
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from skl_treeinner import TreeInnerSelector, read_ensemble
@@ -127,12 +128,18 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--configs", nargs="*", default=list(CONFIGS))
     parser.add_argument(
+        "--selector", default="",
+        help="key=value,... for every configuration's selector (n_repeats, cv, and "
+        "the default booster's n_estimators and learning_rate)",
+    )  # fmt: skip
+    parser.add_argument(
         "--draws", type=int, default=None,
         help="draws per row of the test of a column (default: the selector's)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     if args.draws is not None:  # a measurement of the choice, not an option
         _permutation.DRAWS = args.draws
+    spec = where_time_goes.selector_spec(args.selector)
     if args.design == "timing":
         timing()
         return
@@ -158,7 +165,8 @@ def main(argv=None):
                     k, shuffle=True, random_state=seed
                 )
             start = time.perf_counter()
-            sel = TreeInnerSelector(test=test, cv=cv, random_state=seed).fit(X, y)
+            params = {"test": test, "cv": cv, "random_state": seed, **spec}
+            sel = TreeInnerSelector(**params).fit(X, y)
             seconds = time.perf_counter() - start
             support, p = sel.get_support(), sel.pvalues_
             heavy = null & (split_counts(sel, X.shape[1]) >= HEAVY)
@@ -176,7 +184,8 @@ def main(argv=None):
         print(f"seed {seed} done", flush=True)
     print(
         f"\n{args.design}, {args.task}, {len(y)} rows, {args.seeds} seeds (mean per "
-        "fit)\n| configuration | no-effect columns kept | relevant dummies kept | "
+        f"fit{'; ' + args.selector if args.selector else ''})\n"
+        "| configuration | no-effect columns kept | relevant dummies kept | "
         "null p < 0.05 | null p < 0.01 | heavily used null p < 0.05 | seconds |\n"
         "|---|---|---|---|---|---|---|"
     )

@@ -36,6 +36,7 @@ import time
 import warnings
 
 import numpy as np
+import where_time_goes
 from scipy import stats
 from sklearn.model_selection import TimeSeriesSplit
 
@@ -78,8 +79,12 @@ def newey_west(z):
     return pvalues
 
 
-def part_variance(seeds, phis, effect, rows):
-    print(f"TimeSeriesSplit(5), {rows} rows, 10 noise columns, effect={effect}")
+def part_variance(seeds, phis, effect, rows, spec=None):
+    spec = spec or {}
+    print(
+        f"TimeSeriesSplit(5), {rows} rows, 10 noise columns, effect={effect}"
+        + (f", selector {spec}" if spec else "")
+    )
     print("phi   method        p<0.05  p<0.01   kept noise/fit  lag kept")
     for phi in phis:
         out = {m: [] for m in ("rows", "blocks", "fixed10", "fixed40", "newey-west")}
@@ -89,7 +94,9 @@ def part_variance(seeds, phis, effect, rows):
                 rows, phi=phi, effect=effect, random_state=seed
             )
             splits = list(TimeSeriesSplit(5).split(X))
-            sel = TreeInnerSelector(cv=TimeSeriesSplit(5), random_state=seed, n_jobs=1)
+            sel = TreeInnerSelector(
+                cv=TimeSeriesSplit(5), random_state=seed, n_jobs=1, **spec
+            )
             sel.fit(X, y)
             noise = ~relevant
             noise[0] = False  # column 0 is the lagged signal (noise when effect=0)
@@ -98,7 +105,8 @@ def part_variance(seeds, phis, effect, rows):
             tests = [test for _, test in splits]
             terms = [
                 tree_inner(est, X[test], y[test], per_sample=True)
-                for est, test in zip(sel.estimators_, tests, strict=True)
+                # the first repeat's (every repeat scores the splitter's folds)
+                for est, test in zip(sel.estimators_[: len(tests)], tests, strict=True)
             ]
             z = pool_rows(y.shape[0], tests, terms)  # the scored rows, in order
             out["rows"].append(one_sided_test(z).pvalues[noise])
@@ -217,10 +225,16 @@ def main(argv=None):
     parser.add_argument("--phis", type=float, nargs="+", default=[0.0, 0.6, 0.9, 0.95])
     parser.add_argument("--datasets", type=int, default=2000)
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200, 1000, 10000])
+    parser.add_argument(
+        "--selector", default="",
+        help="key=value,... for the selector of --part variance (n_repeats, and the "
+        "default booster's n_estimators and learning_rate)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     start = time.perf_counter()
     if args.part == "variance":
-        part_variance(args.seeds, args.phis, args.effect, args.rows)
+        spec = where_time_goes.selector_spec(args.selector)
+        part_variance(args.seeds, args.phis, args.effect, args.rows, spec)
     elif args.part == "warnings":
         part_warnings(args.seeds, args.rows)
     else:

@@ -50,7 +50,7 @@ import xgboost as xgb
 
 from skl_treeinner import TreeInnerSelector
 from skl_treeinner._engines.memory import _crossfit, _run
-from skl_treeinner._readers import default_estimator
+from skl_treeinner._readers import DEFAULT_BOOSTER_PARAMS, default_estimator
 from skl_treeinner._scoring import _permutation
 from skl_treeinner._scoring import _sums as _scoring
 from skl_treeinner._stats import _dependence
@@ -127,6 +127,21 @@ def config(text):
             params[key] = None
         else:
             params[key] = float(value) if "." in value else int(value)
+    return params
+
+
+def selector_spec(text):
+    """``--selector`` text as the selector's keyword arguments, for this run.
+
+    ``n_estimators`` and ``learning_rate`` change the selector's default
+    booster (``DEFAULT_BOOSTER_PARAMS``, in this process: a measurement of a
+    candidate default, whose seed each repeat still varies); every other key
+    is the selector's own (``cv``, ``n_repeats``, ...).
+    """
+    params = config(text)
+    DEFAULT_BOOSTER_PARAMS.update(
+        {k: params.pop(k) for k in BOOSTER_KEYS if k in params}
+    )
     return params
 
 

@@ -48,6 +48,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import where_time_goes
 from scipy.stats import false_discovery_control
 
 ALPHA = 0.05
@@ -115,20 +116,25 @@ def usage(estimators, m):
     return counts
 
 
-def fit_one(name, settings, seed, *, n, cv):
-    """Fit the default selector on one data set; return a JSON-able record."""
+def fit_one(name, settings, seed, *, n, cv, spec=None):
+    """Fit the default selector (``spec``: other settings) on one data set.
+
+    Returns a JSON-able record.
+    """
     from skl_treeinner import TreeInnerSelector
 
     X, y, relevant = make_data(n=n, seed=seed, **settings)
     start = time.perf_counter()
     split = None if cv == 1 else cv  # --cv 1: one split, as the command line
-    selector = TreeInnerSelector(cv=split, random_state=seed).fit(X, y)
+    params = {"cv": split, "random_state": seed, **(spec or {})}
+    selector = TreeInnerSelector(**params).fit(X, y)
     seconds = time.perf_counter() - start
     return {
         "dataset": name,
         "seed": seed,
         "n": n,
         "cv": cv,
+        "selector": spec or {},
         **settings,
         "seconds": seconds,
         "pvalues": selector.pvalues_.tolist(),
@@ -292,6 +298,11 @@ def main(argv=None):
     )
     parser.add_argument("--rules", type=Path, nargs="+")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument(
+        "--selector", default="",
+        help="key=value,... for the selector (n_repeats, cv, and the default "
+        "booster's n_estimators and learning_rate)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.rules:
         records = [
@@ -308,13 +319,16 @@ def main(argv=None):
         args.suite = ["few", "null"]
         args.out = Path(tempfile.mkdtemp()) / "wide.jsonl"
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    spec = where_time_goes.selector_spec(args.selector)
     records = []
     for columns in args.columns:
         for name, settings in datasets(columns, args.suite):
             if settings["task"] not in args.tasks:
                 continue
             for seed in range(args.first_seed, args.first_seed + args.seeds):
-                record = fit_one(name, settings, seed, n=args.rows, cv=args.cv)
+                record = fit_one(
+                    name, settings, seed, n=args.rows, cv=args.cv, spec=spec
+                )
                 records.append(record)
                 with args.out.open("a") as f:
                     f.write(json.dumps(record) + "\n")
