@@ -34,18 +34,27 @@ class _Row(NamedTuple):
 
     ``trees[ptr[u]:ptr[u + 1]]`` are the trees whose path for the row tests
     unit u (in boosting order), ``nodes`` where each path first tests it,
-    ``own_s`` the unit's PreDecomp in the row's own leaf of each; ``margin``
-    (rounds, outputs) the row's own margin before every round and ``own_g``
-    (rounds, channels, outputs) its gradients there. The rest is scratch.
+    ``own_s`` the unit's PreDecomp in the row's own leaf of each; ``go`` the
+    side the row takes at that node (1 left, 0 right) where its own path
+    tests the unit nowhere below (-1: it does). ``alt`` caches the leaf the
+    other side leads to with the row's own values (-1: not walked yet; -2:
+    that walk tests the unit again) and ``alt_s`` the unit's PreDecomp there.
+    ``margin`` (rounds, outputs) the row's own margin before every round and
+    ``own_g`` (rounds, channels, outputs) its gradients there. The ``path_``
+    arrays and the rest are scratch.
     """
 
     path_unit: np.ndarray
     path_tree: np.ndarray
     path_node: np.ndarray
     path_s: np.ndarray
+    path_go: np.ndarray
     trees: np.ndarray
     nodes: np.ndarray
     own_s: np.ndarray
+    go: np.ndarray
+    alt: np.ndarray
+    alt_s: np.ndarray
     ptr: np.ndarray
     fill: np.ndarray
     margin: np.ndarray
@@ -137,10 +146,10 @@ def permuted_terms(block, walk, trees, rule, table, units):
     # trees left its margin as it was (delta exactly 0) takes the second: the
     # numbers the walk would compute, computed once per row instead of once a
     # draw.
+    pair_i, pair_f = np.empty(cap, np.int64), np.empty(cap)
     row = _Row(
-        np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
-        np.empty(cap), np.empty(cap, np.int64), np.empty(cap, np.int64),
-        np.empty(cap),
+        pair_i, pair_i.copy(), pair_i.copy(), pair_f, pair_i.copy(), pair_i.copy(),
+        pair_i.copy(), pair_f.copy(), pair_i.copy(), pair_i.copy(), pair_f.copy(),
         np.empty(n_units + 1, np.int64), np.empty(n_units, np.int64),
         np.empty((n_rounds, n_outputs)),
         np.empty((n_rounds, block.y.shape[0], n_outputs)), np.empty(n_outputs),
@@ -168,6 +177,7 @@ def _own_paths(block, i, walk, trees, rule, table, units, row):
     n_outputs = intercept.shape[0]
     path_unit, path_tree, path_node = row.path_unit, row.path_tree, row.path_node
     path_s, tab_ptr, tab_col, tab_val = row.path_s, table.ptr, table.col, table.val
+    path_go = row.path_go
     row_trees, row_nodes, own_s = row.trees, row.nodes, row.own_s
     row_ptr, fill, f, g = row.ptr, row.fill, row.f, row.g
     margin, own_g = row.margin, row.own_g
@@ -185,16 +195,20 @@ def _own_paths(block, i, walk, trees, rule, table, units, row):
                 for e in range(first, m):
                     if path_unit[e] == u:
                         seen = True
+                        path_go[e] = -1  # tested again below: walk each draw
                         break
                 if not seen:
                     path_unit[m] = u
                     path_tree[m] = t
                     path_node[m] = node
+                    path_go[m] = 2  # the side, below
                     m += 1
-            if takes_left(X[at, col], threshold[node], missing_left[node], strict):
-                node = left[node]
-            else:
-                node = right[node]
+            goes_left = takes_left(
+                X[at, col], threshold[node], missing_left[node], strict
+            )
+            if m > first and path_go[m - 1] == 2:
+                path_go[m - 1] = 1 if goes_left else 0
+            node = left[node] if goes_left else right[node]
         if node != leaves[i, t]:
             return False
         # Each unit's PreDecomp in the leaf (what _unit_sum adds up, in the
@@ -217,9 +231,9 @@ def _own_paths(block, i, walk, trees, rule, table, units, row):
         fill[u] = row_ptr[u]
     for e in range(m):  # trees in boosting order within each unit
         u = path_unit[e]
-        row_trees[fill[u]] = path_tree[e]
-        row_nodes[fill[u]] = path_node[e]
-        own_s[fill[u]] = path_s[e]
+        q = fill[u]
+        row_trees[q], row_nodes[q], own_s[q] = path_tree[e], path_node[e], path_s[e]
+        row.go[q], row.alt[q] = path_go[e], -1
         fill[u] += 1
     # The row's own margin before every round, and its gradients there.
     for k in range(n_outputs):
@@ -234,6 +248,28 @@ def _own_paths(block, i, walk, trees, rule, table, units, row):
         for t in range(indptr[r], indptr[r + 1]):
             f[group[t]] += value[leaves[i, t]]
     return True
+
+
+@_jit
+def _other_side(X, at, u, root, left, right, feature, rule, unit_of):
+    """Return the leaf the other side of ``root`` leads row ``at`` to, or -2.
+
+    -2 where that walk tests unit u again (a draw's value then decides more).
+    """
+    threshold, missing_left, strict = rule
+    goes_left = takes_left(
+        X[at, feature[root]], threshold[root], missing_left[root], strict
+    )
+    node = right[root] if goes_left else left[root]
+    while left[node] >= 0:
+        col = feature[node]
+        if unit_of[col] == u:
+            return -2
+        if takes_left(X[at, col], threshold[node], missing_left[node], strict):
+            node = left[node]
+        else:
+            node = right[node]
+    return node
 
 
 @_jit
@@ -252,8 +288,10 @@ def _draws(block, i, walk, trees, rule, table, units, row):
     channels = y.shape[0]
     row_ptr, delta, pending, f, g = row.ptr, row.delta, row.pending, row.f, row.g
     row_trees, row_nodes, own_s = row.trees, row.nodes, row.own_s
+    go, alt, alt_s = row.go, row.alt, row.alt_s
     margin, own_g = row.margin, row.own_g
     left, right, feature = trees.left, trees.right, trees.feature
+    threshold, missing_left, strict = rule
     tab_ptr, tab_col, tab_val = table.ptr, table.col, table.val
     shortcut = own.shape[0] > 0
     per_draw = 1.0 / n_draws
@@ -284,15 +322,37 @@ def _draws(block, i, walk, trees, rule, table, units, row):
                         if delta[k] != 0.0:
                             unshifted = False
                     current = r
-                node = _leaf(X, at, src, u, row_nodes[q], unit_of, left, right,
-                             feature, rule)  # fmt: skip
                 kk = group[t]
-                if node == leaves[i, t]:
+                node = row_nodes[q]
+                same_side = False
+                if go[q] >= 0:  # the own path tests the unit here only
+                    x = X[src, feature[node]]
+                    goes_left = takes_left(
+                        x, threshold[node], missing_left[node], strict
+                    )
+                    same_side = goes_left == (go[q] == 1)
+                    if not same_side and alt[q] == -1:  # first time: walk, keep
+                        alt[q] = _other_side(X, at, u, node, left, right, feature,
+                                             rule, unit_of)  # fmt: skip
+                        if alt[q] >= 0:
+                            alt_s[q] = _unit_sum(alt[q], u, kk * n_features, unit_of,
+                                                 tab_ptr, tab_col, tab_val)  # fmt: skip
+                if same_side:  # the row's own leaf
+                    node = leaves[i, t]
                     s = own_s[q]
-                else:
-                    s = _unit_sum(node, u, kk * n_features, unit_of, tab_ptr, tab_col,
-                                  tab_val)  # fmt: skip
+                elif go[q] >= 0 and alt[q] >= 0:  # the other side's, walked before
+                    node = alt[q]
+                    s = alt_s[q]
                     pending[kk] += value[node] - value[leaves[i, t]]
+                else:
+                    node = _leaf(X, at, src, u, node, unit_of, left, right, feature,
+                                 rule)  # fmt: skip
+                    if node == leaves[i, t]:
+                        s = own_s[q]
+                    else:
+                        s = _unit_sum(node, u, kk * n_features, unit_of, tab_ptr,
+                                      tab_col, tab_val)  # fmt: skip
+                        pending[kk] += value[node] - value[leaves[i, t]]
                 if s == 0.0:
                     continue
                 scale = wi * inv_lr[t] * s * per_draw
