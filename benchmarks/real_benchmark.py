@@ -146,7 +146,10 @@ SELECTORS = {
     "treeinner-model": lambda *a: cs._treeinner(
         *a, cv="default", alpha="default", control="default", test="model"
     ),
-    # n_repeats (issue 53): 16 repeats of 3 chained folds, 100 trees at 0.04
+    # n_repeats (issue 53): 8 or 16 repeats of 3 chained folds, 100 trees at 0.04
+    "treeinner-repeats8": lambda X, y, c, seed, smoke: _treeinner_repeats(
+        X, y, c, seed, repeats=2 if smoke else 8
+    ),
     "treeinner-repeats16": lambda X, y, c, seed, smoke: _treeinner_repeats(
         X, y, c, seed, repeats=2 if smoke else 16
     ),

@@ -133,7 +133,7 @@ def fit_one(name, settings, seed, *, n, cv, spec=None):
         "dataset": name,
         "seed": seed,
         "n": n,
-        "cv": cv,
+        "cv": (spec or {}).get("cv", cv),
         "selector": spec or {},
         **settings,
         "seconds": seconds,
