@@ -153,6 +153,13 @@ SELECTORS = {
     "treeinner-repeats16": lambda X, y, c, seed, smoke: _treeinner_repeats(
         X, y, c, seed, repeats=2 if smoke else 16
     ),
+    # the same fits, selected with the repeats' spread (combine_repeats.py)
+    "treeinner-repeats8-spread": lambda X, y, c, seed, smoke: _treeinner_repeats(
+        X, y, c, seed, repeats=2 if smoke else 8, rule="spread"
+    ),
+    "treeinner-repeats16-spread": lambda X, y, c, seed, smoke: _treeinner_repeats(
+        X, y, c, seed, repeats=2 if smoke else 16, rule="spread"
+    ),
     "boruta": cs._boruta,
     "powershap": cs._powershap,
     "probatus": cs._probatus,
@@ -162,13 +169,20 @@ SELECTORS = {
 SMOKE = ("diabetes", "breast_cancer")
 
 
-def _treeinner_repeats(X, y, c, seed, repeats):
-    """The selector with ``repeats`` repeats of cheaper boosters (issue 53)."""
+def _treeinner_repeats(X, y, c, seed, repeats, rule=None):
+    """The selector with ``repeats`` repeats of cheaper boosters (issue 53).
+
+    ``rule``: another combination of the repeats (``combine_repeats.RULES``).
+    """
     from skl_treeinner import TreeInnerSelector
 
     booster = cs._booster(c, seed).set_params(n_estimators=100, learning_rate=0.04)
     sel = TreeInnerSelector(booster, cv=3, n_repeats=repeats, random_state=seed)
     sel.set_params(n_jobs=1).fit(X, y)
+    if rule is not None:
+        import combine_repeats
+
+        return combine_repeats.kept(rule, sel), sel.scores_
     return sel.get_support(), sel.scores_
 
 
