@@ -30,7 +30,9 @@ column of every fit the share of combined p-values below 0.05, 0.01 and 0.002
 
 ``--datasets wide-null-regression wide-null-classification`` fits y
 independent of 1,000 Gaussian columns on 2,000 rows instead (every column
-does nothing: the tails at the level ``1/m`` the cut-off uses).
+does nothing: the tails at the level ``1/m`` the cut-off uses);
+``--datasets tiny-null --seeds 200`` draws y independent of 5 columns on 200
+rows afresh for each seed (its Jaccard is not a stability).
 
 Usage::
 
@@ -92,8 +94,16 @@ def kept(rule, selector):
     return (adjusted < 0.05) & (tested > 0)
 
 
-def _data(name):
-    """Columns, target, and which columns are real and which injected noise."""
+def _data(name, seed=0):
+    """Columns, target, and which columns are real and which injected noise.
+
+    ``tiny-null``: y independent of 5 columns on 200 rows, drawn anew by the
+    seed (few columns and few rows: the spread's median is least sure).
+    """
+    if name == "tiny-null":
+        rng = np.random.default_rng(5000 + seed)
+        X, y = rng.normal(size=(200, 5)), rng.normal(size=200)
+        return X, y, np.zeros(5, bool), np.ones(5, bool)
     if name.startswith("wide-null-"):  # y independent of 1,000 columns
         X, y, _ = column_test.wide_null(2000, name.split("-")[2], seed=0)
         return X, y, np.zeros(X.shape[1], bool), np.ones(X.shape[1], bool)
@@ -109,6 +119,8 @@ def run_set(name, seeds, repeats, cv, booster):
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for seed in range(seeds):
+            if name == "tiny-null":  # fresh data each seed: a null simulation
+                X, y, real, noise = _data(name, seed)
             estimator = stability._booster(booster, target_is_classes(y), 10_000 + seed)
             selector = TreeInnerSelector(
                 estimator, cv=cv, n_repeats=repeats, random_state=seed, n_jobs=1
