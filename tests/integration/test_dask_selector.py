@@ -672,3 +672,30 @@ def test_the_dask_default_keeps_256_bins_whatever_the_rows():
     assert isinstance(twin, dxgb.DaskXGBRegressor)
     assert twin.get_params()["max_bin"] is None  # XGBoost's own 256
     assert InMemory().default_estimator(False, 0, 300).get_params()["max_bin"] == 18
+
+
+def test_persisted_arrays_give_the_arrays_selection(client):
+    """Arrays persisted on the cluster, as users keep them, select as before.
+
+    On dask 2024.12 (the lowest allowed) a persisted array's optimized blocks
+    reached the tasks as their keys, and the selector refused them: "Partition
+    2 holds 3 rows of X but 2 of y". A classifier also reads its labels from
+    y's blocks.
+    """
+    import distributed
+
+    X, y = _data(n=900, seed=13)
+    labels = (y > np.median(y)).astype(int)
+    for target, est in (
+        (y, dxgb.DaskXGBRegressor(n_estimators=10, max_depth=2)),
+        (labels, dxgb.DaskXGBClassifier(n_estimators=10, max_depth=2)),
+    ):
+        Xd = da.from_array(X, chunks=(300, 5))
+        yd = da.from_array(target, chunks=300)
+        plain = TreeInnerSelector(est, cv=None, random_state=0).fit(Xd, yd)
+        Xp, yp = client.persist([Xd, yd])
+        distributed.wait([Xp, yp])
+        kept = TreeInnerSelector(est, cv=None, random_state=0).fit(Xp, yp)
+        assert kept.n_scored_rows_ == plain.n_scored_rows_
+        np.testing.assert_allclose(kept.scores_, plain.scores_, rtol=1e-6)
+        assert kept.support_[0] and np.array_equal(kept.support_, plain.support_)

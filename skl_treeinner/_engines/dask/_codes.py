@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils import _safe_indexing
 
 from .._plan import MIN_SCORING_ROWS, MIN_SPLIT_ROWS
-from ._collections import aligned, is_array, tree_reduce
+from ._collections import aligned, is_array, row_partitions, tree_reduce
 
 __all__ = ["ROLES", "Codes", "Rows", "check_rows", "class_labels", "rows_of", "summary"]
 
@@ -206,8 +206,7 @@ def _unique(*parts):
 
 def class_labels(dask, y):
     """Return y's sorted class labels: unique per partition, merged on workers."""
-    parts = y.to_delayed()
-    parts = parts.ravel() if is_array(y) else parts
+    parts, _ = row_partitions(y, "y")
     return tree_reduce(dask, [dask.delayed(_unique)(p) for p in parts], _unique)
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "partition_scored",
     "partition_rows",
     "predecomp_dask",
+    "row_partitions",
     "shared_object",
     "tree_inner_dask",
     "tree_reduce",
@@ -70,11 +71,14 @@ def is_array(obj) -> bool:
     return hasattr(obj, "chunks") and hasattr(obj, "ndim")
 
 
-def _partitions(obj, what):
+def row_partitions(obj, what):
     """Return a Dask collection's row partitions (delayed) and their lengths.
 
     Lengths are known for arrays (NaN for DataFrames, whose partitions Dask
-    does not measure without computing).
+    does not measure without computing). An array's blocks are taken without
+    optimizing its graph: on dask 2024.12, a persisted array's optimized
+    blocks reached the tasks they were passed to as their keys (a tuple),
+    not as the blocks.
     """
     if obj is None:
         return None, None
@@ -87,7 +91,7 @@ def _partitions(obj, what):
     if is_array(obj):
         if obj.ndim == 2:
             obj = obj.rechunk({1: -1})  # whole rows in every block
-        blocks = obj.to_delayed().ravel()
+        blocks = obj.to_delayed(optimize_graph=False).ravel()
         return list(blocks), [float(c) for c in obj.chunks[0]]
     blocks = obj.to_delayed()
     return list(blocks), [float("nan")] * len(blocks)
@@ -158,7 +162,7 @@ def aligned(X, y, w):
     if not is_array(X):
         _check_categories(X)
         if y is None and w is None:
-            parts, _ = _partitions(X, "X")
+            parts, _ = row_partitions(X, "X")
             return (
                 parts,
                 [None] * len(parts),
@@ -187,9 +191,9 @@ def aligned(X, y, w):
             None if w is None else dask.delayed(_take_column)(p, _W) for p in parts
         ]
         return x_parts, y_parts, w_parts, [float("nan")] * len(parts)
-    x_parts, lengths = _partitions(X, "X")
-    y_parts, y_lengths = _partitions(y, "y")
-    w_parts, w_lengths = _partitions(w, "sample_weight")
+    x_parts, lengths = row_partitions(X, "X")
+    y_parts, y_lengths = row_partitions(y, "y")
+    w_parts, w_lengths = row_partitions(w, "sample_weight")
     for parts, other, what in (
         (y_parts, y_lengths, "y"),
         (w_parts, w_lengths, "sample_weight"),

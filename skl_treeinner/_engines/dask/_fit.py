@@ -65,6 +65,7 @@ from ._collections import (
     dask_modules,
     is_array,
     partition_scored,
+    row_partitions,
     shared_object,
     tree_reduce,
 )
@@ -235,8 +236,7 @@ def _head(dask, y):
     Partitions are computed in order until :data:`MAX_CHECKED_ROWS` rows are
     in: one partition for most data, whatever its chunk sizes are known or not.
     """
-    parts = y.to_delayed()
-    parts = parts.ravel() if hasattr(parts, "ravel") else parts
+    parts, _ = row_partitions(y, "y")
     head, rows = [], 0
     for part in parts:
         values = np.asarray(dask.compute(part)[0]).ravel()
