@@ -32,7 +32,12 @@ column of every fit the share of combined p-values below 0.05, 0.01 and 0.002
 independent of 1,000 Gaussian columns on 2,000 rows instead (every column
 does nothing: the tails at the level ``1/m`` the cut-off uses);
 ``--datasets tiny-null --seeds 200`` draws y independent of 5 columns on 200
-rows afresh for each seed (its Jaccard is not a stability).
+rows afresh for each seed (its Jaccard is not a stability), as do
+``rare-levels-regression`` and ``rare-levels-classification``
+(``make_rare_levels``: a relevant and a noise categorical of rare levels,
+one-hot, beside four numeric columns) and ``ar95`` (``make_time_series``:
+AR(0.95) series that do nothing, fitted with ``TimeSeriesSplit(5)``, which
+every repeat uses as given).
 
 Usage::
 
@@ -51,12 +56,16 @@ import stability
 import where_time_goes
 from joblib import Parallel, delayed
 from scipy import stats
+from sklearn.model_selection import TimeSeriesSplit
 from threadpoolctl import threadpool_limits
 
 from skl_treeinner import TreeInnerSelector
 from skl_treeinner._stats._cutoff import adjusted_pvalues
 from skl_treeinner._utils._validation import target_is_classes
+from skl_treeinner.datasets import make_rare_levels, make_time_series
 
+#: Designs drawn afresh by each seed (their Jaccard is not a stability).
+FRESH = ("tiny-null", "rare-levels-regression", "rare-levels-classification", "ar95")
 RULES = ("mean-score", "twice-median", "cauchy", "spread", "one-repeat")
 
 
@@ -104,6 +113,14 @@ def _data(name, seed=0):
         rng = np.random.default_rng(5000 + seed)
         X, y = rng.normal(size=(200, 5)), rng.normal(size=200)
         return X, y, np.zeros(5, bool), np.ones(5, bool)
+    if name.startswith("rare-levels-"):  # a noise categorical's rare dummies
+        X, y, relevant, _ = make_rare_levels(
+            3000, task=name.split("-")[2], random_state=seed
+        )
+        return X, y, relevant, ~relevant
+    if name == "ar95":  # persistent series, every column noise (TimeSeriesSplit)
+        X, y, _ = make_time_series(3000, phi=0.95, random_state=seed)
+        return X, y, np.zeros(X.shape[1], bool), np.ones(X.shape[1], bool)
     if name.startswith("wide-null-"):  # y independent of 1,000 columns
         X, y, _ = column_test.wide_null(2000, name.split("-")[2], seed=0)
         return X, y, np.zeros(X.shape[1], bool), np.ones(X.shape[1], bool)
@@ -116,27 +133,42 @@ def run_set(name, seeds, repeats, cv, booster):
     X, y, real, noise = _data(name)
     masks = {rule: [] for rule in RULES}
     null_p = {rule: [] for rule in RULES}
+    reals, noises = [], []  # each fit's (fresh designs draw their own columns)
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for seed in range(seeds):
-            if name == "tiny-null":  # fresh data each seed: a null simulation
+            if name in FRESH:  # fresh data each seed: a simulation
                 X, y, real, noise = _data(name, seed)
             estimator = stability._booster(booster, target_is_classes(y), 10_000 + seed)
+            split = TimeSeriesSplit(5) if name == "ar95" else cv
             selector = TreeInnerSelector(
-                estimator, cv=cv, n_repeats=repeats, random_state=seed, n_jobs=1
+                estimator, cv=split, n_repeats=repeats, random_state=seed, n_jobs=1
             ).fit(X, y)
+            reals.append(real)
+            noises.append(noise)
             for rule in RULES:
                 masks[rule].append(kept(rule, selector))
                 null_p[rule].append(combined(rule, selector)[noise])
             # the selector's own rule, read right
             assert np.array_equal(masks["mean-score"][-1], selector.get_support())
+    fits = list(zip(reals, noises, strict=True))
     return {
         rule: {
-            "jaccard": rb.mean_pairwise_jaccard(masks[rule]),
-            "real": float(np.mean([m[real].mean() for m in masks[rule]]))
+            "jaccard": np.nan
+            if name in FRESH
+            else rb.mean_pairwise_jaccard(masks[rule]),
+            "real": float(
+                np.mean(
+                    [m[r].mean() for m, (r, _) in zip(masks[rule], fits, strict=True)]
+                )
+            )
             if real.any()
             else np.nan,
-            "noise": float(np.mean([m[noise].sum() for m in masks[rule]])),
+            "noise": float(
+                np.mean(
+                    [m[z].sum() for m, (_, z) in zip(masks[rule], fits, strict=True)]
+                )
+            ),
             "null_p": np.concatenate(null_p[rule]),
         }
         for rule in RULES
@@ -174,7 +206,7 @@ def main(argv=None):
         p = np.concatenate([r["null_p"] for r in rows])
         tail = " / ".join(f"{np.mean(p < a):.4f}" for a in (0.05, 0.01, 0.002))
         print(
-            f"| {rule} | {np.mean([r['jaccard'] for r in rows]):.3f} "
+            f"| {rule} | {np.nanmean([r['jaccard'] for r in rows]):.3f} "
             f"| {np.nanmean([r['real'] for r in rows]):.3f} "
             f"| {np.mean([r['noise'] for r in rows]):.2f} | {tail} ({p.size}) |"
         )
