@@ -28,9 +28,10 @@ real columns kept, the injected columns kept per fit, and over every injected
 column of every fit the share of combined p-values below 0.05, 0.01 and 0.002
 (the columns that do nothing: the level each rule holds).
 
-``--datasets wide-null-regression wide-null-classification`` fits y
-independent of 1,000 Gaussian columns on 2,000 rows instead (every column
-does nothing: the tails at the level ``1/m`` the cut-off uses);
+``--datasets wide-null-regression wide-null-classification`` draws y
+independent of 1,000 Gaussian columns on 2,000 rows afresh for each seed
+instead (every column does nothing: the tails at the level ``1/m`` the
+cut-off uses);
 ``--datasets tiny-null --seeds 200`` draws y independent of 5 columns on 200
 rows afresh for each seed (its Jaccard is not a stability), as do
 ``rare-levels-regression`` and ``rare-levels-classification``
@@ -65,7 +66,14 @@ from skl_treeinner._utils._validation import target_is_classes
 from skl_treeinner.datasets import make_rare_levels, make_time_series
 
 #: Designs drawn afresh by each seed (their Jaccard is not a stability).
-FRESH = ("tiny-null", "rare-levels-regression", "rare-levels-classification", "ar95")
+FRESH = (
+    "tiny-null",
+    "rare-levels-regression",
+    "rare-levels-classification",
+    "ar95",
+    "wide-null-regression",
+    "wide-null-classification",
+)
 RULES = ("mean-score", "twice-median", "cauchy", "spread", "one-repeat")
 
 
@@ -122,7 +130,7 @@ def _data(name, seed=0):
         X, y, _ = make_time_series(3000, phi=0.95, random_state=seed)
         return X, y, np.zeros(X.shape[1], bool), np.ones(X.shape[1], bool)
     if name.startswith("wide-null-"):  # y independent of 1,000 columns
-        X, y, _ = column_test.wide_null(2000, name.split("-")[2], seed=0)
+        X, y, _ = column_test.wide_null(2000, name.split("-")[2], seed=seed)
         return X, y, np.zeros(X.shape[1], bool), np.ones(X.shape[1], bool)
     frame, y = rb.load(name)
     X, y, kinds = rb.with_noise(frame, y, 0)
