@@ -190,6 +190,7 @@ def _own_paths(block, i, walk, trees, rule, table, units, row):
         while left[node] >= 0:
             col = feature[node]
             u = unit_of[col]
+            added = False
             if u >= 0:
                 seen = False
                 for e in range(first, m):
@@ -201,12 +202,12 @@ def _own_paths(block, i, walk, trees, rule, table, units, row):
                     path_unit[m] = u
                     path_tree[m] = t
                     path_node[m] = node
-                    path_go[m] = 2  # the side, below
+                    added = True
                     m += 1
             goes_left = takes_left(
                 X[at, col], threshold[node], missing_left[node], strict
             )
-            if m > first and path_go[m - 1] == 2:
+            if added:  # the side the row takes where it first tests the unit
                 path_go[m - 1] = 1 if goes_left else 0
             node = left[node] if goes_left else right[node]
         if node != leaves[i, t]:
@@ -251,15 +252,13 @@ def _own_paths(block, i, walk, trees, rule, table, units, row):
 
 
 @_jit
-def _other_side(X, at, u, root, left, right, feature, rule, unit_of):
-    """Return the leaf the other side of ``root`` leads row ``at`` to, or -2.
+def _other_side(X, at, u, root, goes_left, left, right, feature, rule, unit_of):
+    """Return the leaf the side of ``root`` row ``at`` does not take leads to, or -2.
 
-    -2 where that walk tests unit u again (a draw's value then decides more).
+    ``goes_left``: the side the row takes at ``root``. -2 where the walk from
+    the other side tests unit u again (a draw's value then decides more).
     """
     threshold, missing_left, strict = rule
-    goes_left = takes_left(
-        X[at, feature[root]], threshold[root], missing_left[root], strict
-    )
     node = right[root] if goes_left else left[root]
     while left[node] >= 0:
         col = feature[node]
@@ -332,8 +331,8 @@ def _draws(block, i, walk, trees, rule, table, units, row):
                     )
                     same_side = goes_left == (go[q] == 1)
                     if not same_side and alt[q] == -1:  # first time: walk, keep
-                        alt[q] = _other_side(X, at, u, node, left, right, feature,
-                                             rule, unit_of)  # fmt: skip
+                        alt[q] = _other_side(X, at, u, node, go[q] == 1, left, right,
+                                             feature, rule, unit_of)  # fmt: skip
                         if alt[q] >= 0:
                             alt_s[q] = _unit_sum(alt[q], u, kk * n_features, unit_of,
                                                  tab_ptr, tab_col, tab_val)  # fmt: skip
