@@ -627,8 +627,10 @@ def test_pandas_nan_and_categorical_pass_through():
     if "cat" in kept:
         assert out["cat"].dtype.name == "category"
     np.testing.assert_array_equal(out.index, df.index)
-    # default output: a numpy array
-    assert isinstance(sel.set_output(transform="default").transform(df), np.ndarray)
+    # default output: a frame in gives a frame (issue 54: a numpy array of
+    # objects broke the next step of a pipeline)
+    out = sel.set_output(transform="default").transform(df)
+    assert type(out) is type(df) and out.dtypes.equals(df[kept].dtypes)
 
 
 def test_polars_nan_and_categorical_pass_through():
@@ -715,7 +717,7 @@ def test_error_single_class_held_out():
     with pytest.raises(ValueError, match="held-out rows of split 0 hold a single"):
         sel.fit(X, y)
     _assert_unfitted(sel)
-    with pytest.raises(ValueError, match=r"training rows of split 0 lack the classes"):
+    with pytest.raises(ValueError, match=r"training rows of split 0 lack the class"):
         TreeInnerSelector(small_clf(), cv=[(order[:n0], order)]).fit(X, y)
 
 

@@ -121,13 +121,19 @@ class InMemory(Engine):
         return CrossFitRun(plan, checked, feature_groups)
 
     def transform(self, selector, X):
-        """Select columns, keeping data-frame dtypes under ``set_output``.
+        """Select columns, keeping a data frame's dtypes.
 
         The result goes into the container ``set_output`` asks for, as
-        scikit-learn's own wrapper of ``transform`` would put it.
+        scikit-learn's own wrapper of ``transform`` would put it. Without one
+        (``"default"``), a pandas or polars frame gives a frame of its own
+        kind: scikit-learn's default, a numpy array, would turn a frame with
+        categorical, boolean or nullable columns into objects that the next
+        step of a pipeline (a booster with categorical support) cannot take.
         """
         dense = _get_output_config("transform", estimator=selector)["dense"]
-        if dense == "default" or not (is_pandas_df(X) or is_polars_df(X)):
+        if dense == "default":
+            dense = "pandas" if is_pandas_df(X) else "polars"
+        if not (is_pandas_df(X) or is_polars_df(X)):
             out = SelectorMixin.transform(selector, X)
         else:
             validate_data(selector, X, skip_check_array=True, reset=False)
