@@ -300,18 +300,17 @@ def task_of(pd, y, requested: str, name: str) -> str:
                     "--task regression, or bin the target into classes"
                 )
         return requested
-    if not target_is_classes(y):
-        return "regression"
-    n_classes = y.nunique()
-    if pd.api.types.is_integer_dtype(y.dtype) and n_classes > MANY_CLASSES:
+    if target_is_classes(y):
+        return "classification"
+    if pd.api.types.is_integer_dtype(y.dtype):
         warnings.warn(
-            f"the target {name!r} holds {n_classes} distinct integers, taken as "
-            "class labels (integer targets are classes); pass --task regression "
-            "for a numeric target",
+            f"the target {name!r} holds {y.nunique()} distinct integers, more than "
+            f"{MANY_CLASSES}, taken as a numeric target (a price or a count); "
+            "pass --task classification for class labels",
             UserWarning,
             stacklevel=2,
         )
-    return "classification"
+    return "regression"
 
 
 def write_scores(

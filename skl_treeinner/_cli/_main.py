@@ -174,10 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--task",
         choices=("auto", "regression", "classification"),
         default="auto",
-        help="auto (default): classification when the target holds integers, "
-        "booleans or text, regression when it holds other numbers (the rule of "
-        "TreeInnerSelector's default booster); warns when integers make more "
-        f"than {MANY_CLASSES} classes",
+        help="auto (default): classification when the target holds booleans, "
+        f"text or integers with at most {MANY_CLASSES} distinct values, regression "
+        "when it holds other numbers (the rule of TreeInnerSelector's default "
+        "booster; more integers warn)",
     )
     select.add_argument(
         "--categorical",

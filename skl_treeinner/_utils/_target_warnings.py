@@ -29,26 +29,23 @@ def warn_about_target(y, classifier: bool) -> None:
             UserWarning,
             stacklevel=user_stacklevel(),
         )
-    elif classifier:
-        warn_many_integer_classes(y)
-    else:
+    elif not classifier:
+        warn_integer_numbers(y)
         warn_zero_one_floats(y)
 
 
-def warn_many_integer_classes(y) -> None:
-    """Say how to ask for regression when integers made many classes."""
+def warn_integer_numbers(y) -> None:
+    """Say how to ask for classes when many distinct integers made a regression."""
     if y.dtype.kind not in "iu":
         return
-    n_classes = np.unique(y).size
-    if n_classes > MANY_CLASSES:
-        warnings.warn(
-            f"y holds {n_classes} distinct integers, so the default booster fits "
-            f"a {n_classes}-class classifier (integer targets are class labels). "
-            "For a numeric target pass y.astype(float), or a regressor as "
-            "estimator.",
-            UserWarning,
-            stacklevel=user_stacklevel(),
-        )
+    warnings.warn(
+        f"y holds {np.unique(y).size} distinct integers, more than "
+        f"{MANY_CLASSES}, so the default booster fits a regression (a price or "
+        "a count). For class labels pass a classifier as estimator, e.g. "
+        "xgboost.XGBClassifier(), or y.astype(str).",
+        UserWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 def warn_zero_one_floats(y) -> None:

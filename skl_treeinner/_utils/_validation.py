@@ -31,19 +31,22 @@ __all__ = [
     "check_target_spread",
     "constant_columns",
     "target_is_classes",
+    "distinct_count",
     "check_params",
     "check_fit_input",
     "check_sample_weight",
     "check_target_suits_estimator",
+    "check_no_missing_labels",
     "check_target_values",
     "record_columns",
     "user_stacklevel",
 ]
 
 
-#: An integer target with more distinct values than this is still taken as
-#: class labels (the rule is the dtype's), but with a warning naming the
-#: override: a float target, a regressor, or ``--task regression``.
+#: An integer target with more distinct values than this is a number (a
+#: price, a count), fitted as a regression with a warning naming the
+#: override (a classifier, or ``--task classification``); with this many or
+#: fewer it holds class labels.
 MANY_CLASSES = 20
 
 
@@ -97,16 +100,35 @@ def check_attribution(attribution) -> None:
 def target_is_classes(y) -> bool:
     """Whether ``y`` holds class labels: the one task rule of the selector and CLI.
 
-    Integer, boolean, string and categorical targets are class labels; float
-    targets are numbers (regression), even when every value is whole. The
-    dtype decides, never the values, so the rule is predictable: to fit a
-    numeric integer target as regression pass ``y.astype(float)`` or a
-    regressor; to fit float labels as classes pass a classifier.
+    Boolean, string and categorical targets are class labels; float targets
+    are numbers (regression), even when every value is whole. Integer
+    targets are class labels with at most :data:`MANY_CLASSES` distinct
+    values and numbers beyond (what a price or a count stored as int64
+    holds). To fit integers as numbers pass ``y.astype(float)`` or a
+    regressor; to fit them, or float labels, as classes pass a classifier.
     """
     kind = getattr(getattr(y, "dtype", None), "kind", None)  # pandas extension too
     if not isinstance(kind, str):
         kind = np.asarray(y).dtype.kind
-    return kind in "biuOUS"
+    if kind in "iu":
+        return distinct_count(y) <= MANY_CLASSES
+    return kind in "bOUS"
+
+
+def distinct_count(y) -> int:
+    """Count the distinct present values of a target (computed if lazy).
+
+    pandas, polars and Dask series, numpy and Dask arrays.
+    """
+    if hasattr(y, "nunique"):  # pandas and Dask series (missing values not counted)
+        count = y.nunique()
+    elif hasattr(y, "n_unique"):  # polars
+        count = y.drop_nulls().n_unique()
+    else:
+        count = np.unique(y)
+        count = count.compute() if hasattr(count, "compute") else count
+        return int(count.size)
+    return int(count.compute() if hasattr(count, "compute") else count)
 
 
 def is_pandas_df(X) -> bool:
@@ -229,6 +251,8 @@ def check_fit_input(name, X, y, sample_weight, *, reader=None):
             f"{bad[:5].tolist()}); drop those rows or impute the target "
             "before fitting."
         )
+    if y.dtype.kind == "O":
+        check_no_missing_labels(y)
     weight = None
     if sample_weight is not None:
         weight = _check_sample_weight(
@@ -272,6 +296,27 @@ def check_object_array(X) -> None:
                     "Pass numbers (np.nan for missing values), or a pandas or "
                     "polars frame whose text columns are categories."
                 ) from None
+
+
+def check_no_missing_labels(y) -> None:
+    """Refuse an object target with missing labels (None, NaN, pd.NA), by row.
+
+    Text labels with a NaN among them otherwise fail inside numpy's sorting
+    ("'<' not supported between instances of 'float' and 'str'").
+    """
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        missing = np.asarray(pd.isna(y), dtype=bool)
+    else:
+        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in y])
+    if missing.any():
+        bad = np.flatnonzero(missing)
+        raise ValueError(
+            f"y contains {bad.size} missing label(s) (None or NaN; first at rows "
+            f"{bad[:5].tolist()}, counted from 0); drop those rows, or give the "
+            "missing labels a class of their own (e.g. y.fillna('missing')), "
+            "before fitting."
+        )
 
 
 def check_target_suits_estimator(y, classifier: bool, final):
@@ -504,6 +549,14 @@ def check_frame_columns(X, *, text=False) -> None:
                 else f"turn it into numbers, e.g. (X[{str(name)!r}] - "
                 f"X[{str(name)!r}].min()).dt.days"
             )
+        elif _holds_numbers(X[name], polars):
+            what = "numbers stored as text or objects"
+            fix = (
+                f"turn it into numbers: pl.col({str(name)!r}).cast(pl.Float64)"
+                if polars
+                else f"turn it into numbers: X[{str(name)!r}] = "
+                f"pd.to_numeric(X[{str(name)!r}])"
+            )
         else:
             fix = (
                 f"cast it to a category: pl.col({str(name)!r}).cast(pl.Categorical)"
@@ -514,6 +567,36 @@ def check_frame_columns(X, *, text=False) -> None:
             f"Column {str(name)!r} of X holds {what} ({dtype}), which the booster "
             f"cannot split on; {fix}, or drop the column."
         )
+
+
+def _holds_numbers(column, polars) -> bool:
+    """Whether every present value of a text or object column reads as a number.
+
+    What a JSON or API load gives (``[None, 51.2, 48.0]`` as objects) or a
+    number column stored as strings: such a column wants converting to
+    numbers, not a category (a category of floats crashes XGBoost's fit and
+    loses the order of the values).
+    """
+    present = column.drop_nulls() if polars else column.dropna()
+    if len(present) == 0:
+        return False
+    if polars:
+        import polars as pl
+
+        try:
+            present.cast(pl.Float64, strict=True)
+        except Exception:  # polars raises its own InvalidOperationError
+            return False
+        return True
+    import pandas as pd
+
+    if pd.api.types.infer_dtype(present, skipna=True) == "boolean":
+        return False
+    try:
+        pd.to_numeric(present)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _unsupported_dtype(dtype) -> str | None:

@@ -54,15 +54,26 @@ def test_integer_boolean_string_categorical_targets_are_classes(target):
     assert isinstance(sel.estimator_, xgb.XGBClassifier)
 
 
-def test_many_integer_classes_warn_with_the_override():
+def test_a_price_stored_as_integers_is_a_regression_said_once():
+    # Issue 54: an int64 price (hundreds of distinct values) became a 200-class
+    # classifier and failed to split. Beyond 20 distinct integers the default
+    # booster fits numbers and says so once, naming how to ask for classes.
     X, y = data()
-    labels = np.clip(np.round(y * 3), -12, 12).astype(int) + 12
-    with pytest.warns(UserWarning, match=r"y\.astype\(float\)") as record:
+    price = np.round(y * 1000 + 150_000).astype(np.int64)
+    with pytest.warns(UserWarning, match=r"distinct integers.*regression") as record:
+        sel = TreeInnerSelector(random_state=0).fit(X, price)
+    assert len(record) == 1 and record[0].filename == __file__
+    assert isinstance(sel.estimator_, xgb.XGBRegressor)
+    assert sel.get_support()[0]  # the column that drives the price
+    # Following the warning's advice gives classes without a word.
+    labels = np.clip(np.round(y * 3), -12, 12).astype(int) + 12  # 23 classes
+    clf = xgb.XGBClassifier(**small())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
         try:
-            TreeInnerSelector(random_state=0).fit(X, labels)
-        except ValueError:
-            pass  # rare classes may not split; the warning came first
-    assert record[0].filename == __file__
+            sel = TreeInnerSelector(clf, cv=None, random_state=0).fit(X, labels)
+        except ValueError as e:  # a class of a single row: refused by name
+            assert "single row" in str(e)
 
 
 def test_cli_uses_the_same_task_rule_as_python(capsys, tmp_path):
@@ -77,6 +88,16 @@ def test_cli_uses_the_same_task_rule_as_python(capsys, tmp_path):
     assert "(regression)" in capsys.readouterr().out
     assert main(["select", str(path), "-t", "label", "--drop", "whole", *fast]) == 0
     assert "(classification)" in capsys.readouterr().out
+    # Issue 54: a price stored as integers is a numeric target, said once.
+    frame["price"] = np.round(y * 1000 + 150_000).astype(np.int64)
+    frame.to_csv(path, index=False)
+    drop = ["--drop", "whole,label"]
+    assert main(["select", str(path), "-t", "price", *drop, *fast]) == 0
+    out, err = capsys.readouterr()
+    assert "(regression)" in out
+    assert err.count("distinct integers") == 1 and "--task classification" in err
+    args = ["select", str(path), "-t", "label", "--task", "classification"]
+    assert main([*args, "--drop", "whole,price", *fast]) == 0
 
 
 # -- columns the default booster takes, and those it cannot ---------------------------
@@ -108,6 +129,62 @@ def test_datetime_and_text_columns_are_named_with_the_conversion():
     with pytest.raises(ValueError, match=r"'city'.*cast\(pl\.Categorical\)"):
         est = xgb.XGBRegressor(enable_categorical=True, **small())
         TreeInnerSelector(est, random_state=0).fit(pl.from_pandas(frame), y)
+
+
+def test_numbers_held_as_objects_get_to_numeric_advice_that_works():
+    # Issue 54: an object column of numbers (a JSON or API load) was told to
+    # become a category; XGBoost then crashed in its fit ("Category index
+    # from DataFrame has floating point dtype") and LightGBM dropped it.
+    X, y = data()
+    frame = pd.DataFrame(X[:, 1:], columns=["age", "tenure", "visits"])
+    frame["income"] = pd.Series([None, *(X[1:, 0] * 10 + 50)], dtype=object)
+    with pytest.raises(ValueError, match=r"'income'.*pd\.to_numeric") as e:
+        TreeInnerSelector(random_state=0).fit(frame, y)
+    assert "category" not in str(e.value)
+    frame["income"] = pd.to_numeric(frame["income"])  # the advice, followed
+    sel = TreeInnerSelector(xgb.XGBRegressor(**small(n_estimators=30)), cv=None)
+    assert sel.fit(frame, y).get_support()[3]  # the one signal is kept
+    text = frame.assign(income=frame["income"].astype(str))  # numbers as strings
+    with pytest.raises(ValueError, match=r"'income'.*pd\.to_numeric"):
+        TreeInnerSelector(random_state=0).fit(text, y)
+    words = frame.assign(income=np.where(y > 0, "high", "low"))  # real text
+    with pytest.raises(ValueError, match=r"'income'.*astype\('category'\)"):
+        TreeInnerSelector(random_state=0).fit(words, y)
+    pl = pytest.importorskip("polars")
+    with pytest.raises(ValueError, match=r"'income'.*cast\(pl\.Float64\)"):
+        TreeInnerSelector(random_state=0).fit(pl.from_pandas(text), y)
+
+
+def test_a_pipeline_step_after_the_selector_gets_the_frame_it_needs():
+    # Issue 54: transform gave the next step a numpy object array, which
+    # LightGBM refused in every fold ("could not convert string to float:
+    # 'rent'"); with a bool or Int64 column transform itself raised.
+    lgb = pytest.importorskip("lightgbm")
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import Pipeline
+
+    X, y = data()
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(X[:, :2], columns=["income", "age"])
+    frame["home"] = pd.Categorical(np.where(X[:, 1] > 0, "rent", "own"))
+    frame["active"] = rng.random(len(frame)) > 0.5
+    frame["children"] = pd.array(rng.integers(0, 4, len(frame)), dtype="Int64")
+    labels = (y > 0).astype(int)
+    booster = xgb.XGBClassifier(enable_categorical=True, **small(n_estimators=20))
+    sel = TreeInnerSelector(booster, max_features=5, alpha=None, threshold=-np.inf)
+    out = sel.fit(frame, labels).transform(frame)
+    assert isinstance(out, pd.DataFrame)
+    assert out.dtypes.equals(frame.dtypes)
+    pipe = Pipeline(
+        [
+            ("select", TreeInnerSelector(booster, random_state=0)),
+            ("model", lgb.LGBMClassifier(n_estimators=10, verbose=-1)),
+        ]
+    )
+    assert np.isfinite(cross_val_score(pipe, frame, labels, cv=3)).all()
+    pl = pytest.importorskip("polars")
+    assert isinstance(sel.transform(pl.from_pandas(frame)), pl.DataFrame)
+    assert isinstance(sel.set_output(transform="pandas").transform(frame), pd.DataFrame)
 
 
 # -- no silent nonsense --------------------------------------------------------------
@@ -194,6 +271,36 @@ def test_single_row_class_names_the_class_not_stratification():
     with pytest.raises(ValueError, match=r"class\(es\) \[7\] have a single row") as e:
         TreeInnerSelector(xgb.XGBClassifier(**small()), cv=5).fit(X, labels)
     assert "stratified" not in str(e.value)
+
+
+def test_a_rare_class_is_named_by_its_label_with_the_rows_the_folds_need():
+    # Issue 54: a class of 3 rows under cv=5 was "[1] (as encoded 0..K-1)",
+    # and the message said to stratify a split that already was.
+    X, y = data()
+    labels = pd.Series(np.where(y > 0, "Adelie", "Gentoo"))
+    labels[[10, 17, 24]] = "Chinstrap"
+    rows = r"'Chinstrap' \(3 rows\).*at least 5 rows"
+    with pytest.raises(ValueError, match=rows) as e:
+        TreeInnerSelector(xgb.XGBClassifier(**small()), random_state=0).fit(X, labels)
+    assert "stratified split" not in str(e.value)
+    # The advice works: fewer splits.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # scikit-learn's fold count
+        TreeInnerSelector(xgb.XGBClassifier(**small()), cv=3).fit(X, labels)
+
+
+def test_string_labels_with_a_missing_value_name_the_rows():
+    # Issue 54: TypeError from numpy's sort ("'<' not supported between
+    # 'float' and 'str'") where numeric targets with NaN name their rows.
+    X, y = data()
+    labels = pd.Series(np.where(y > 0, "yes", "no"), dtype=object)
+    labels[[4, 9]] = [np.nan, None]
+    with pytest.raises(ValueError, match=r"2 missing label.*rows \[4, 9\]"):
+        TreeInnerSelector(xgb.XGBClassifier(**small())).fit(X, labels)
+    # The fix the message gives works.
+    sel = TreeInnerSelector(xgb.XGBClassifier(**small()), cv=None)
+    sel.fit(X, labels.fillna("missing"))
+    assert sel.scores_.shape == (4,)
 
 
 def test_cli_drop_suggestion_is_accepted_by_its_parser(capsys, tmp_path):

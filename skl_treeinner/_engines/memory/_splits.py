@@ -127,18 +127,42 @@ def make_splits(
                 raise ValueError(
                     f"The held-out rows of split {i} hold a single class "
                     f"({held.tolist()}), so TreeInner cannot tell features "
-                    "apart on them. Use a stratified split (cv=None or an int "
-                    "cv, which stratifies for classifiers) or more rows per class."
+                    "apart on them. "
+                    + (
+                        "Pass more rows per class, or fewer splits."
+                        if cv is None or isinstance(cv, Integral)
+                        else "Use a stratified split (cv=None or an int cv, "
+                        "which stratifies for classifiers) or more rows per class."
+                    )
                 )
             missing = np.setdiff1d(classes, y[train])
             if missing.size:
-                raise ValueError(
-                    f"The training rows of split {i} lack the classes (as "
-                    f"encoded 0..K-1) {missing.tolist()}; the booster must "
-                    "see every class. Use a stratified split or more rows "
-                    "per class."
-                )
+                raise ValueError(_missing_classes(i, missing, y, labels, cv, what))
     return splits
+
+
+def _missing_classes(i, missing, y, labels, cv, what) -> str:
+    """Say which classes a split's training rows lack, by label, and the fix."""
+    counts = np.bincount(y.astype(np.int64))[missing]
+    names = missing if labels is None else np.asarray(labels)[missing]
+    rows = ", ".join(
+        f"{name!r} ({count} rows)"
+        for name, count in zip(names[:5].tolist(), counts[:5].tolist(), strict=True)
+    )
+    more = f" and {missing.size - 5} more" if missing.size > 5 else ""
+    message = f"The training rows of split {i} lack the class(es) {rows}{more}; "
+    if isinstance(cv, Integral):
+        return message + (
+            f"the booster must see every class. With {what} the first booster "
+            f"fits on one fold of {cv}, and the stratified folds give a class "
+            f"one row per fold only when it has at least {cv} rows. Drop or "
+            "merge the rarest classes, or pass fewer splits (e.g. cv=3, or "
+            "cv=None for one split of the rows in two)."
+        )
+    return message + (
+        "the booster must see every class. Use a stratified split, fewer "
+        "splits, or more rows per class."
+    )
 
 
 def chain(splits):
