@@ -11,9 +11,9 @@ import warnings
 
 import numpy as np
 
-from ._validation import MANY_CLASSES, user_stacklevel
+from ._validation import MANY_CLASSES, distinct_count, user_stacklevel
 
-__all__ = ["warn_about_target"]
+__all__ = ["warn_about_target", "warn_integer_numbers"]
 
 
 def warn_about_target(y, classifier: bool) -> None:
@@ -35,11 +35,14 @@ def warn_about_target(y, classifier: bool) -> None:
 
 
 def warn_integer_numbers(y) -> None:
-    """Say how to ask for classes when many distinct integers made a regression."""
-    if y.dtype.kind not in "iu":
+    """Say how to ask for classes when many distinct integers made a regression.
+
+    Any 1-D target: numpy, or a Dask array or series (counted on the cluster).
+    """
+    if getattr(y.dtype, "kind", None) not in ("i", "u"):
         return
     warnings.warn(
-        f"y holds {np.unique(y).size} distinct integers, more than "
+        f"y holds {distinct_count(y)} distinct integers, more than "
         f"{MANY_CLASSES}, so the default booster fits a regression (a price or "
         "a count). For class labels pass a classifier as estimator, e.g. "
         "xgboost.XGBClassifier(), or y.astype(str).",

@@ -699,3 +699,16 @@ def test_persisted_arrays_give_the_arrays_selection(client):
         assert kept.n_scored_rows_ == plain.n_scored_rows_
         np.testing.assert_allclose(kept.scores_, plain.scores_, rtol=1e-6)
         assert kept.support_[0] and np.array_equal(kept.support_, plain.support_)
+
+
+@pytest.mark.slow
+def test_an_integer_price_is_a_regression_on_dask_too(client):
+    # Issue 54: the task rule is one for both engines: more than 20 distinct
+    # integers are numbers, said once (counted on the cluster).
+    X, y = _data(n=300, seed=14)
+    price = np.round(y * 1000 + 150_000).astype(np.int64)
+    Xd, yd = da.from_array(X, chunks=(100, 5)), da.from_array(price, chunks=100)
+    with pytest.warns(UserWarning, match="distinct integers.*regression") as record:
+        selector = TreeInnerSelector(cv=None, random_state=0).fit(Xd, yd)
+    assert sum("distinct integers" in str(w.message) for w in record) == 1
+    assert isinstance(selector.estimator_, dxgb.DaskXGBRegressor)

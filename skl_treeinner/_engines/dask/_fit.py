@@ -50,6 +50,7 @@ from ..._readers import (
 from ..._stats import _inference
 from ..._stats._dependence import MAX_CHECKED_ROWS, check_ordered_target
 from ..._utils._progress import progress
+from ..._utils._target_warnings import warn_integer_numbers
 from ..._utils._validation import check_target_spread, record_columns
 from .._base import CheckedInput, SplitRun, UnitTests
 from .._plan import (
@@ -283,6 +284,8 @@ def check_input(plan, default) -> CheckedInput:
             f"shape {y.shape}."
         )
     base, classifier = resolve_estimator(plan, default)
+    if plan.estimator is None and not classifier:
+        warn_integer_numbers(y)  # as in memory: a price or a count, said once
     _check_estimator(base, plan.prefit)
     check_supported(base)
     if not classifier and getattr(y.dtype, "kind", "O") not in "biuf":
