@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import re
 import warnings
 from pathlib import Path
 from typing import NamedTuple
@@ -28,6 +29,7 @@ __all__ = [
     "cli_import",
     "data_kind",
     "one_line",
+    "in_cli_words",
     "output_path",
     "prepare_features",
     "check_finite_cells",
@@ -55,7 +57,33 @@ class CLIError(Exception):
 
 
 def one_line(error: BaseException) -> str:
-    return " ".join(str(error).split())
+    """Put an error's message on one line, its advice in the CLI's options."""
+    return in_cli_words(" ".join(str(error).split()))
+
+
+#: The selector's advice, as Python spells it, and the options the CLI has
+#: for it: a warning or an error must not send a user of the command line to
+#: a setting it cannot pass (the order matters: the longest first).
+_CLI_WORDS = (
+    (
+        r"cv=TimeSeriesSplit\(n_splits=\d+, gap=\.\.\.\) on rows in time order",
+        "--time-order on rows in time order (oldest first)",
+    ),
+    (
+        r"\bgroups= \(the entity of every row\)",
+        "--row-groups COLUMN (the column naming the entity of every row)",
+    ),
+    (r"\bgroups= for rows", "--row-groups COLUMN for rows"),
+    (r"\bcv=None\b", "--cv 1"),
+    (r"\bcv=(\d+)\b", r"--cv \1"),
+)
+
+
+def in_cli_words(message: str) -> str:
+    """Rewrite the selector's Python advice in a message as the CLI's options."""
+    for pattern, words in _CLI_WORDS:
+        message = re.sub(pattern, words, message)
+    return message
 
 
 def cli_import(module: str, purpose: str, extra: str):
@@ -434,6 +462,8 @@ class Inputs(NamedTuple):
     task: str
     #: ``--groups``: the feature groups, or None.
     groups: dict | None
+    #: ``--row-groups``: the entity of every row, or None.
+    row_groups: np.ndarray | None = None
 
 
 def read_inputs(pd, args, kind: str, booster: str) -> Inputs:
@@ -448,6 +478,7 @@ def read_inputs(pd, args, kind: str, booster: str) -> Inputs:
     check_columns(frame, args.drop, data, "--drop")
     if args.target in args.drop:
         raise CLIError(f"--drop {args.target!r} names the target; drop another one")
+    row_groups = _row_groups(frame, args, data)
     y_col = frame[args.target]
     if y_col.isna().any():
         rows = np.flatnonzero(y_col.isna().to_numpy())
@@ -456,7 +487,8 @@ def read_inputs(pd, args, kind: str, booster: str) -> Inputs:
             f"{len(frame)} rows (first at data rows {(rows[:5] + 1).tolist()}, "
             "counting from 1 below the header); drop those rows or fill them in"
         )
-    features = frame.drop(columns=[args.target, *args.drop])
+    entity = [] if args.row_groups is None else [args.row_groups]
+    features = frame.drop(columns=[args.target, *args.drop, *entity])
     if features.shape[1] == 0:
         raise CLIError(
             f"{data} has no columns left besides the target {args.target!r}; "
@@ -470,4 +502,30 @@ def read_inputs(pd, args, kind: str, booster: str) -> Inputs:
     groups = None
     if args.groups is not None:
         groups = read_groups(args.groups, features, args.target, args.drop, data)
-    return Inputs(data, frame, features, X, y, task, groups)
+    return Inputs(data, frame, features, X, y, task, groups, row_groups)
+
+
+def _row_groups(frame, args, data):
+    """Return the entity of every row that ``--row-groups`` names (or None)."""
+    name = args.row_groups
+    if name is None:
+        return None
+    check_columns(frame, [name], data, "--row-groups")
+    if name == args.target or name in args.drop:
+        raise CLIError(
+            f"--row-groups {name!r} names the target or a dropped column; name "
+            "the column that says which entity each row belongs to"
+        )
+    if args.time_order:
+        raise CLIError(
+            "--time-order and --row-groups cannot be combined: time-ordered "
+            "splits keep the order of the rows, not their entities; choose one"
+        )
+    entity = frame[name]
+    if entity.isna().any():
+        row = int(np.flatnonzero(entity.isna().to_numpy())[0])
+        raise CLIError(
+            f"--row-groups {name!r} is missing in data row {row + 1}; every row "
+            "needs its entity"
+        )
+    return entity.to_numpy()

@@ -33,6 +33,7 @@ from ._data import (
     cli_import,
     curve_path,
     data_kind,
+    in_cli_words,
     one_line,
     output_path,
     read_inputs,
@@ -250,6 +251,20 @@ def build_parser() -> argparse.ArgumentParser:
         "of the rows and scores the other half",
     )
     scoring.add_argument(
+        "--time-order",
+        action="store_true",
+        help="the rows are in time order, oldest first: cross-fit with "
+        "TimeSeriesSplit over K splits (--cv, at least 2), each booster fitted "
+        "on earlier rows and scored on later ones",
+    )
+    scoring.add_argument(
+        "--row-groups",
+        metavar="COLUMN",
+        help="a column naming the entity of every row (customer, store, "
+        "patient): each entity stays on one side of every split and the test "
+        "counts entities; the column is not a feature",
+    )
+    scoring.add_argument(
         "--repeats",
         type=positive_int,
         default=1,
@@ -415,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"{PROG}: warning: {message}", file=sys.stderr)
+    print(f"{PROG}: warning: {in_cli_words(str(message))}", file=sys.stderr)
 
 
 # -- select ------------------------------------------------------------------------
@@ -439,6 +454,8 @@ def _select(args) -> None:
         cli_import("pyarrow", "reading Parquet files", "cli")
     if out_data is not None and out_data.suffix.lower() == ".parquet":
         cli_import("pyarrow", "writing Parquet files", "cli")
+    if args.time_order and args.cv < 2:
+        raise CLIError("--time-order needs --cv 2 or more time-ordered splits")
     inputs = read_inputs(pd, args, kind, ESTIMATORS[args.estimator])
     X = inputs.X
     try:
@@ -486,7 +503,7 @@ def _fit(args, inputs):
         estimator,
         attribution=args.attribution,
         test=args.test,
-        cv=args.cv if args.cv > 1 else None,
+        cv=_cv(args),
         n_repeats=args.repeats,
         alpha=args.alpha,
         control=args.control,
@@ -502,7 +519,7 @@ def _fit(args, inputs):
     # --threads caps OpenMP and BLAS too: HistGradientBoosting has no n_jobs.
     try:
         with threadpool_limits(limits=args.threads):
-            selector.fit(inputs.X, inputs.y)
+            selector.fit(inputs.X, inputs.y, groups=inputs.row_groups)
     except ValueError as e:  # the selector's and the boosters' own messages
         raise CLIError(one_line(e)) from e
     except Exception as e:  # LightGBMError is not a ValueError
@@ -510,6 +527,35 @@ def _fit(args, inputs):
             raise
         raise CLIError(f"LightGBM: {one_line(e)}") from e
     return selector
+
+
+def _cv(args):
+    """Return the selector's cv for --cv K and --time-order."""
+    if args.time_order:
+        from sklearn.model_selection import TimeSeriesSplit
+
+        return TimeSeriesSplit(n_splits=args.cv)
+    return args.cv if args.cv > 1 else None
+
+
+def _split_words(args) -> str:
+    """Name the splits for the header, with the number of fits where it differs."""
+    chained = args.cv > 1 and args.test == "column" and not args.time_order
+    if args.cv == 1:
+        split_word, fits = "one 50/50 split", 1
+    elif args.time_order:
+        split_word, fits = f"{args.cv} time-ordered splits", args.cv
+    elif chained:  # fold j + 1 scored by folds 1..j's fit
+        split_word, fits = f"{args.cv} chained folds", args.cv - 1
+    else:
+        split_word, fits = f"{args.cv}-fold cross-fitting", args.cv
+    if args.row_groups is not None:
+        split_word += f" by {args.row_groups!r}"
+    if args.repeats > 1:
+        split_word = f"{args.repeats} repeats of {split_word}"
+    if chained or args.repeats > 1:  # the fits are not the splits' number
+        split_word += f" ({args.repeats * fits} fits)"
+    return split_word
 
 
 def _report(args, selector, inputs, table):
@@ -523,17 +569,7 @@ def _report(args, selector, inputs, table):
         inputs.task,
         args.max_features,
     )
-    chained = args.cv > 1 and args.test == "column"
-    if args.cv == 1:
-        split_word, fits = "one 50/50 split", 1
-    elif chained:  # fold j + 1 scored by folds 1..j's fit
-        split_word, fits = f"{args.cv} chained folds", args.cv - 1
-    else:
-        split_word, fits = f"{args.cv}-fold cross-fitting", args.cv
-    if args.repeats > 1:
-        split_word = f"{args.repeats} repeats of {split_word}"
-    if chained or args.repeats > 1:  # the fits are not the splits' number
-        split_word += f" ({args.repeats * fits} fits)"
+    split_word = _split_words(args)
     print(
         f"{inputs.data.name}: {len(inputs.frame)} rows, {X.shape[1]} features; "
         f"target {args.target!r} ({task}); {ESTIMATORS[args.estimator]}, "

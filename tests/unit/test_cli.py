@@ -345,7 +345,7 @@ ERRORS = {
             "y",
             "-q",
         ],  # fmt: skip
-        "Cannot split the 2 rows as cv=5 asks",
+        "Cannot split the 2 rows as --cv 5 asks",
     ),
 }
 
@@ -685,3 +685,35 @@ def test_repeats_say_how_often_each_feature_is_kept(capsys, houses, tmp_path):
         assert line.endswith(f"{kept}/3")
     size = next(f for f in doc["features"] if f["feature"] == "size")
     assert size["selected"] and size["selection_frequency"] == 1.0
+
+
+@pytest.mark.filterwarnings("default::skl_treeinner.exceptions.DependentRowsWarning")
+def test_dependent_rows_advice_names_options_the_cli_has(capsys, tmp_path):
+    # Issue 54: on rows stored in time order the warning said
+    # cv=TimeSeriesSplit/groups=, which the command line has no option for.
+    rng = np.random.default_rng(0)
+    n = 400
+    level = np.cumsum(rng.normal(size=n))  # a series, stored oldest first
+    frame = pd.DataFrame(
+        {
+            "temperature": level + rng.normal(size=n),
+            "promotion": rng.normal(size=n),
+            "store": np.repeat(np.arange(20), 20),
+            "sales": level,
+        }
+    )
+    path = tmp_path / "sales.csv"
+    frame.to_csv(path, index=False)
+    args = [path, "-t", "sales", "--n-estimators", "20", "-q"]
+    status, out, err = run_cli(capsys, "select", *args)
+    assert status == 0 and "The rows look ordered" in err
+    assert "--time-order" in err and "--row-groups COLUMN" in err
+    assert "TimeSeriesSplit" not in err and "groups=" not in err
+    # The options it names work.
+    status, out, err = run_cli(capsys, "select", *args, "--time-order")
+    assert status == 0 and "5 time-ordered splits" in out
+    assert "look ordered" not in err
+    status, out, err = run_cli(capsys, "select", *args, "--row-groups", "store")
+    assert status == 0 and "by 'store'" in out and "store " not in out.split("\n", 2)[2]
+    status, out, err = run_cli(capsys, "select", *args, "--time-order", "--cv", "1")
+    assert status == 1 and "--time-order needs --cv 2" in err
