@@ -65,7 +65,8 @@ examples:
       held-out TreeInner against in-sample gain on generated data (~10 s)
   skl-treeinner select houses.csv --target price
       rank the columns of houses.csv by how much they help predict price on
-      rows the model never saw; keep those that significantly help (p < 0.05)
+      rows the model never saw; keep those whose test says they tell
+      something about price (p < min(0.05, 1/number of features))
   skl-treeinner select churn.parquet -t churned --categorical --cv 10 \\
       --out scores.json --out-data selected.parquet --plot scores.png
 
@@ -110,8 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
         description=textwrap.fill(
             "Find the features a gradient boosted tree model really uses: score "
             "every feature with TreeInner on rows the model never saw (Sun, "
-            "AISTATS 2023), and keep those that significantly help (a one-sided "
-            "test of each score, p < 0.05).",
+            "AISTATS 2023), and keep those whose test says they tell something "
+            "about the target (a one-sided test of each score, p < min(0.05, "
+            "1/number of features) by default).",
             width=78,
         ),
         epilog=EPILOG,

@@ -37,6 +37,7 @@ __all__ = [
     "check_sample_weight",
     "check_target_suits_estimator",
     "check_no_missing_labels",
+    "warn_if_misaligned",
     "check_target_values",
     "record_columns",
     "user_stacklevel",
@@ -242,6 +243,7 @@ def check_fit_input(name, X, y, sample_weight, *, reader=None):
         )
         if getattr(X, "dtype", None) is not None and X.dtype.kind == "O":
             check_object_array(X)
+    warn_if_misaligned(X, y)
     y = column_or_1d(y, warn=True)
     check_consistent_length(X, y)
     if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
@@ -296,6 +298,33 @@ def check_object_array(X) -> None:
                     "Pass numbers (np.nan for missing values), or a pandas or "
                     "polars frame whose text columns are categories."
                 ) from None
+
+
+def warn_if_misaligned(X, y) -> None:
+    """Warn where a pandas X and y have indexes of equal length that differ.
+
+    Rows are matched by position, as scikit-learn matches them; a y shuffled
+    or filtered apart from X would be fitted to the wrong rows without a word.
+    """
+    index_x, index_y = getattr(X, "index", None), getattr(y, "index", None)
+    if not (is_pandas_df(X) and hasattr(y, "to_numpy") and index_y is not None):
+        return
+    if len(index_x) != len(index_y) or index_x.equals(index_y):
+        return
+    row = int(np.flatnonzero(index_x.to_numpy() != index_y.to_numpy())[0])
+    fix = (
+        "y = y.loc[X.index]"
+        if index_x.sort_values().equals(index_y.sort_values())
+        else "y = y.set_axis(X.index) once you are sure of the order"
+    )
+    warnings.warn(
+        f"y's index differs from X's (row {row}, counted from 0: X's label "
+        f"{index_x[row]!r}, y's {index_y[row]!r}); the rows are matched by "
+        f"position, as scikit-learn matches them. If y was shuffled or filtered "
+        f"apart from X, align it first: {fix}.",
+        UserWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 def check_no_missing_labels(y) -> None:

@@ -404,3 +404,19 @@ def test_ci_lowest_constraints_are_the_pyproject_floors():
         assert release(version) == release(next(iter(floors[name]))), name
     core = {"numpy", "scipy", "scikit-learn", "xgboost"}
     assert core <= set(pins)
+
+
+def test_a_y_whose_index_differs_from_x_is_matched_by_position_with_a_word():
+    # Issue 54: a y shuffled apart from X was fitted by position without a word.
+    X, y = data()
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    target = pd.Series(y, index=frame.index)
+    shuffled = target.sample(frac=1.0, random_state=0)
+    est = xgb.XGBRegressor(**small())
+    with pytest.warns(UserWarning, match=r"index differs.*y = y\.loc\[X\.index\]") as w:
+        TreeInnerSelector(est, cv=None).fit(frame, shuffled)
+    assert w[0].filename == __file__
+    with warnings.catch_warnings():  # the advice, followed: no word
+        warnings.simplefilter("error")
+        TreeInnerSelector(est, cv=None).fit(frame, shuffled.loc[frame.index])
+        TreeInnerSelector(est, cv=None).fit(frame, y)  # no index: nothing to say
