@@ -12,6 +12,7 @@ or an engine (the dispatch's).
 
 from __future__ import annotations
 
+import os
 from numbers import Integral
 
 from sklearn.base import (
@@ -29,10 +30,10 @@ from sklearn.utils._param_validation import (
     StrOptions,
 )
 
-from .._engines import fit_selection
 from .._engines._plan import EARLY_STOPPING_FRACTION
 from .._stats import _cutoff
 from .._stats._feature_groups import GROUP_TESTS
+from ._cache import fit_selection_cached
 from ._metadata_routing import SklearnPlumbingMixin
 from ._parameter_hints import N_JOBS_CONSTRAINTS, with_hint
 from ._support import SelectionMixin
@@ -303,6 +304,17 @@ class TreeInnerSelector(
         ``n_jobs > 1``. 2 and above: also one line per split (rows fitted and
         scored, seconds) and, with ``attribution="treeshap"`` and the splits
         run one after the other, progress over each model's trees.
+    memory : str, joblib.Memory or None, default=None
+        Keeps fitted selections on disk (a folder, or a ``joblib.Memory``) and
+        reuses one for a fit of the same data, booster, seeds and fitting
+        parameters, whatever ``alpha``, ``control``, ``threshold``, an int
+        ``max_features``, ``n_jobs`` or ``verbose``: a ``GridSearchCV`` over
+        those settings then fits one selection per fold, not one per candidate
+        and fold (it clones the selector for every candidate). Needs an int
+        ``random_state`` (with ``None`` every fit draws its own seeds, and a
+        warning says the cache is not used); data in memory only. The key
+        hashes the data on every fit (joblib's hashing, fast beside a fit).
+        As ``Pipeline(memory=...)``, nothing is cleared for you.
 
     Attributes
     ----------
@@ -520,6 +532,7 @@ class TreeInnerSelector(
         "random_state": ["random_state"],
         "n_jobs": N_JOBS_CONSTRAINTS,
         "verbose": ["verbose"],
+        "memory": [None, str, os.PathLike, HasMethods(["cache"])],
     }
 
     def __init__(
@@ -542,6 +555,7 @@ class TreeInnerSelector(
         random_state=None,
         n_jobs=None,
         verbose=0,
+        memory=None,
     ):
         self.estimator = estimator
         self.attribution = attribution
@@ -560,6 +574,7 @@ class TreeInnerSelector(
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.memory = memory
 
     # -- fitting -----------------------------------------------------------------
     def _validate_params(self):
@@ -636,7 +651,7 @@ class TreeInnerSelector(
             plan = self._plan(X, y, sample_weight, groups=groups, fit_params=fit_params)
             # A cut-off that cannot apply to X fails before the cross-fit runs.
             _cutoff.check_cutoff(self.threshold, self.max_features, X)
-            self._store(fit_selection(plan), X)
+            self._store(fit_selection_cached(self.memory, plan, self.random_state), X)
         except BaseException:
             for name in _FITTED:
                 self.__dict__.pop(name, None)

@@ -44,8 +44,8 @@ def warn_integer_numbers(y) -> None:
     warnings.warn(
         f"y holds {distinct_count(y)} distinct integers, more than "
         f"{MANY_CLASSES}, so the default booster fits a regression (a price or "
-        "a count). For class labels pass a classifier as estimator, e.g. "
-        "xgboost.XGBClassifier(), or y.astype(str).",
+        "a count). For class labels pass a classifier as estimator, or "
+        "y.astype(str).",
         UserWarning,
         stacklevel=user_stacklevel(),
     )

@@ -712,3 +712,14 @@ def test_an_integer_price_is_a_regression_on_dask_too(client):
         selector = TreeInnerSelector(cv=None, random_state=0).fit(Xd, yd)
     assert sum("distinct integers" in str(w.message) for w in record) == 1
     assert isinstance(selector.estimator_, dxgb.DaskXGBRegressor)
+
+
+def test_memory_says_dask_collections_are_not_cached(client, tmp_path):
+    # Issue 54: the selector's cache holds selections of rows in memory only.
+    X, y = _data(n=300, seed=15)
+    Xd, yd = da.from_array(X, chunks=(100, 5)), da.from_array(y, chunks=100)
+    est = dxgb.DaskXGBRegressor(n_estimators=3)
+    selector = TreeInnerSelector(est, cv=None, random_state=0, memory=tmp_path)
+    with pytest.warns(UserWarning, match="memory is not used: Dask collections"):
+        selector.fit(Xd, yd)
+    assert selector.scores_.shape == (5,) and not list(tmp_path.rglob("output.pkl"))
