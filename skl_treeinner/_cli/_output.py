@@ -28,8 +28,10 @@ def save_plot(selector, path: Path, target: str) -> None:
 def draw_plot(selector, target: str):
     """Draw the scores, and below them the refit curve if fitted; return the figure."""
     import matplotlib.pyplot as plt
+    from matplotlib.font_manager import FontProperties
 
     from ..plotting import _scores_figsize, plot_refit_curve, plot_scores
+    from ..plotting._layout import wrap_to_axes
     from ..plotting._parts import check_top
 
     if getattr(selector, "cv_results_", None) is None:
@@ -43,8 +45,15 @@ def draw_plot(selector, target: str):
         top, bottom = figure.subfigures(2, 1, height_ratios=[height, 3.6])
         ax = plot_scores(selector, ax=top.subplots())
         plot_refit_curve(selector, ax=bottom.subplots())
-    ax.set_title(f"held-out TreeInner scores for {target!r}")
-    return ax.figure.figure or ax.figure  # the root, where ax is in a subfigure
+    # The title is wrapped to the width of the laid-out axes: the legend stands
+    # right of them, and a title as wide as a long target name ran under it.
+    root = ax.figure.figure or ax.figure  # the root, where ax is in a subfigure
+    ax.set_title("")
+    root.canvas.draw()  # lays the figure out: the axes' width is known
+    title = f"held-out TreeInner scores for {target!r}"
+    size = FontProperties(size=plt.rcParams["axes.titlesize"]).get_size_in_points()
+    ax.set_title(wrap_to_axes(title, ax, fontsize_pt=size))
+    return root
 
 
 def version_line() -> str:

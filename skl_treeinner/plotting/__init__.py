@@ -31,7 +31,7 @@ from .._stats._refit_curve import (
     scoring_name,
 )
 from .._utils._validation import check_attribution, check_params
-from ._layout import axes_for, place_legend, scale_axis, shorten
+from ._layout import axes_for, make_room, place_legend, scale_axis, shorten
 from ._parts import (
     bar_notes,
     bars,
@@ -196,7 +196,10 @@ def plot_scores(
     n_repeats = selector._fitted_repeats()
     names_shown = [names[j] for j in shown]
     size = _scores_figsize(n + (rest.size > 0), names_shown, pvalues, n_repeats > 1)
+    given = ax is not None
     ax, owned = axes_for(plt, ax, *size)
+    if given:  # a user's axes: room for every row, or say that there is none
+        make_room(ax, owned, size[0], n + (rest.size > 0))
     pos = np.arange(n)[::-1]  # first shown at the top
     colors = np.where(support[shown], selected_color, other_color).tolist()
     ax.barh(pos, scores[shown], color=colors, height=0.7, gid="scores")

@@ -19,6 +19,7 @@ import textwrap
 __all__ = [
     "MAX_NAME",
     "axes_for",
+    "make_room",
     "place_legend",
     "scale_axis",
     "shorten",
@@ -63,6 +64,39 @@ def axes_for(plt, ax, height, width=6.4):
     return ax, alone and isinstance(root.get_layout_engine(), ConstrainedLayoutEngine)
 
 
+#: Height of a bar's row below which its tick labels overlap (inches).
+MIN_ROW_HEIGHT = 0.16
+
+
+def make_room(ax, owned, height, rows) -> None:
+    """Give ``rows`` bars the height they need on a user's axes.
+
+    ``height`` is what the plot's own figure would be (inches). A user's
+    figure that holds only this axes (``owned``) grows to it where it is
+    shorter; elsewhere (a figure shared with other axes, a subfigure) a
+    warning says how many rows overlap and what to pass instead.
+    """
+    figure = ax.figure
+    root = getattr(figure, "figure", None) or figure  # a subfigure's root
+    width, now = root.get_size_inches()
+    if owned and root is figure and now < height:
+        figure.set_size_inches(width, height)
+        return
+    available = ax.get_position().height * root.get_size_inches()[1]
+    if available < rows * MIN_ROW_HEIGHT:
+        import warnings
+
+        from .._utils._validation import user_stacklevel
+
+        warnings.warn(
+            f"{rows} bars in axes about {available:.1f} inches tall: their names "
+            f"overlap. Pass top=k to draw the best k, or axes about {height:.0f} "
+            "inches tall (plot_scores makes such a figure itself with ax=None).",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
 #: The gid of the figure legend a plot adds, so that drawing again replaces it.
 LEGEND_GID = "skl_treeinner.legend"
 
@@ -102,9 +136,13 @@ def wrap_to_axes(text: str, ax, fontsize_pt: float = 10.0) -> str:
     box = ax.get_window_extent()
     width_pt = 0.9 * box.width / ax.figure.dpi * 72.0
     chars = max(30, int(width_pt / (0.6 * fontsize_pt)))
-    return "\n".join(
-        textwrap.fill(part, chars, break_on_hyphens=False) for part in text.split("\n")
-    )
+    lines = []
+    for part in text.split("\n"):  # whole words first; a word too long is cut
+        for line in textwrap.wrap(
+            part, chars, break_on_hyphens=False, break_long_words=False
+        ) or [""]:
+            lines += [line[i : i + chars] for i in range(0, len(line), chars)] or [""]
+    return "\n".join(lines)
 
 
 def scale_axis(ax, which: str, label: str, caption: str | None = None) -> None:

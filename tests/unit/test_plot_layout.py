@@ -265,3 +265,48 @@ def test_a_shared_axis_is_not_rescaled_under_one_label():
     assert "×" not in left.get_ylabel() + right.get_ylabel()
     alone = plot_score_path(model, X[200:], y[200:])
     assert "×$10^{" in alone.get_ylabel()
+
+
+def _overlap(a, b):
+    return a.overlaps(b.padded(-1.0))
+
+
+@pytest.mark.parametrize("curve", [False, True])
+def test_the_command_lines_title_stays_clear_of_its_legend(cancer, curve):
+    # Issue 54: with a long target name the title ran under the legend
+    # ("...for 'Sale_Pric").
+    X, y = cancer
+    X = X.iloc[:, :12]
+    params = {"max_features": "best"} if curve else {}
+    target = "Sale_Price_in_US_dollars_adjusted_for_inflation"
+    selector = TreeInnerSelector(_booster(), cv=3, random_state=0, **params)
+    figure = draw_plot(selector.fit(X, y.astype(float)), target)
+    texts_in_view(figure)
+    renderer = figure.canvas.get_renderer()
+    title = figure.axes[0].title
+    assert "Sale_Price" in title.get_text()
+    legends = figure.legends + [
+        ax.get_legend() for ax in figure.axes if ax.get_legend() is not None
+    ]
+    for sub in getattr(figure, "subfigs", []):
+        legends += sub.legends
+    assert legends
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        assert not _overlap(title.get_window_extent(renderer), box)
+
+
+def test_every_one_of_74_bars_is_readable_on_a_users_default_figure(wide):
+    # Issue 54: plot_scores(top=None) with 74 features on the default 6.4 x 4.8
+    # figure squeezed the rows until names and bars overlapped.
+    X, y = wide
+    X = X.iloc[:, :74]
+    selector = TreeInnerSelector(_booster(), cv=None, random_state=0).fit(X, y)
+    figure, ax = plt.subplots()
+    plot_scores(selector, top=None, ax=ax)
+    assert figure.get_size_inches()[1] >= 74 * 0.2  # grown to the rows' height
+    texts_in_view(figure)
+    # A figure shared with other axes is not resized: a warning says what to do.
+    figure, (left, right) = plt.subplots(1, 2)
+    with pytest.warns(UserWarning, match=r"74 bars .* overlap. Pass top=k"):
+        plot_scores(selector, top=None, ax=right)
