@@ -27,6 +27,7 @@ from .._stats._refit_curve import (
     prefit_refusal,
     refit_points,
 )
+from .._utils._validation import user_stacklevel
 from ._base import CheckedInput, Engine, SplitRun, UnitTests
 from ._plan import (
     SelectionPlan,
@@ -55,7 +56,7 @@ def fit_selection(plan: SelectionPlan, engine: Engine) -> dict:
         if plan.curve:
             raise prefit_refusal(plan.max_features)
         check_prefit(plan.name, checked.n_features_in, checked.estimator)
-    with _each_warning_once(plan.n_repeats > 1):  # not once per repeat
+    with _each_warning_once():  # not once per split or repeat
         runs = [
             engine.prepare_splits(
                 repeat, _repeat_input(repeat, plan, checked, engine), fgroups
@@ -91,17 +92,15 @@ def fit_selection(plan: SelectionPlan, engine: Engine) -> dict:
 
 
 @contextlib.contextmanager
-def _each_warning_once(active: bool):
-    """Emit each distinct warning of the block once, at its own place.
+def _each_warning_once():
+    """Emit each distinct warning of the block once, at the user's line.
 
-    The repeats run the same checks and fits on other folds: a warning about
-    the data (rows that look ordered, a booster's settings) would otherwise
-    come once per repeat. Warnings pass the filters as they are raised (an
+    The splits read every fitted booster and the repeats run the same checks
+    on other folds: a warning about the data or a booster's settings (rows
+    that look ordered, LightGBM's ``cat_l2``) would otherwise come once per
+    split and repeat. Warnings pass the filters as they are raised (an
     ``"error"`` filter raises at once) and again when emitted here.
     """
-    if not active:
-        yield
-        return
     with warnings.catch_warnings(record=True) as caught:
         yield
     seen = set()
@@ -109,7 +108,7 @@ def _each_warning_once(active: bool):
         key = (w.category, str(w.message))
         if key not in seen:
             seen.add(key)
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            warnings.warn(w.message, stacklevel=user_stacklevel())
 
 
 def _repeat_input(repeat, plan, checked: CheckedInput, engine: Engine):

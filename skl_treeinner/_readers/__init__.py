@@ -355,11 +355,9 @@ def read_model(model) -> ModelReader:
         warnings.warn(
             "The model was trained with "
             + ", ".join(reader.lost_identities)
-            + ". PreDecomp still adds up to the prediction (Prop. 1), but "
-            "TreeInner on the training rows equals the booster's total gain "
-            "(Prop. 3) only approximately, and held-out scores carry the same "
-            "approximation. Refit without these settings for the exact "
-            "identities.",
+            + ": TreeInner equals the booster's total gain on its training rows "
+            "(Prop. 3) only approximately, and held-out scores share the "
+            "approximation; PreDecomp still adds up to the prediction (Prop. 1).",
             IdentityWarning,
             stacklevel=3,
         )

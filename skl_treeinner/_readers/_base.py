@@ -462,6 +462,20 @@ class ModelReader(EstimatorHooks):
         """
         raise NotImplementedError(f"{type(self).__name__} has no total gain yet.")
 
+    def training_row_counts(self) -> np.ndarray | None:
+        """Return how many training rows reached each node, where the model says.
+
+        Returns
+        -------
+        ndarray of shape (n_nodes,) or None
+            The row count the library stored for every node (the ensemble's
+            global indices), or None where it stores none (hessian sums only).
+            On its own training rows (without bagging) the rows that reach
+            each leaf are exactly these: the prefit check reads that where
+            the gains cannot tell (Prop. 3 only approximate).
+        """
+        return None
+
     def prepare_X(self, X):
         """Check X's columns against the model and return X ready for ``apply``.
 

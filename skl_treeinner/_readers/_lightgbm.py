@@ -112,9 +112,8 @@ def _node_lambda(nodes, header, params, lam) -> tuple[np.ndarray, list[str]]:
     if not np.any((node_lam != lam) & (left >= 0)):
         return node_lam, []
     return node_lam, [
-        f"categorical splits with cat_l2={cat_l2:g} (their children "
-        "are regularised by lambda_l2 + cat_l2, but LightGBM's gain of "
-        "the children's own splits uses lambda_l2)"
+        f"categorical splits and cat_l2={cat_l2:g} (LightGBM's default; "
+        "cat_l2=0 makes them exact)"
     ]
 
 
@@ -448,6 +447,11 @@ class LightGBMReader(ModelReader):
 
     def _data(self, X):
         return polars_as_pandas(X)
+
+    def training_row_counts(self) -> np.ndarray:  # noqa: D102
+        # Parsed again when asked (a prefit check whose row count matches).
+        text = self.booster.model_to_string(num_iteration=self._num_iteration)
+        return parse_nodes(parse_trees(text)).count
 
     def apply(self, X) -> np.ndarray:  # noqa: D102
         leaves = self.booster.predict(

@@ -151,7 +151,7 @@ class SelectionMixin:
         for name, value in fitted.items():
             setattr(self, name, value)
         if self.prefit:  # scored on its own training rows, it keeps everything
-            warn_if_training_rows(self.estimator_, self.scores_, self.attribution)
+            warn_if_training_rows(self.estimator_, self.scores_, self.attribution, X)
         self.ranking_ = self._unit_ranking(None)
         n_units, unit = _cutoff_units(self, getattr(self, "_feature_groups", None))
         self.max_features_ = _cutoff.resolve_max_features(

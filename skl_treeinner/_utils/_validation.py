@@ -57,19 +57,23 @@ ATTRIBUTIONS = ("predecomp", "treeshap")
 #: The package's folder (this module sits in its _utils/).
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _SKLEARN_BASE = os.path.join("sklearn", "base.py")
+#: A context manager's exit, where a block's recorded warnings are said again.
+_CONTEXTLIB = os.sep + "contextlib.py"
 
 
 def user_stacklevel() -> int:
     """Return the ``stacklevel`` that points a warning at the user's call.
 
     For a ``warnings.warn`` in the function calling this one: the first
-    frame outside this package and outside scikit-learn's ``_fit_context``
-    wrapper (``sklearn/base.py``), however deep the package's own calls run.
+    frame outside this package, scikit-learn's ``_fit_context`` wrapper
+    (``sklearn/base.py``) and ``contextlib`` (a context manager of the
+    package's that says a block's warnings on exit), however deep the
+    package's own calls run.
     """
     frame, level = sys._getframe(1), 1
     while frame is not None and (
         frame.f_code.co_filename.startswith(_PACKAGE)
-        or frame.f_code.co_filename.endswith(_SKLEARN_BASE)
+        or frame.f_code.co_filename.endswith((_SKLEARN_BASE, _CONTEXTLIB))
     ):
         frame, level = frame.f_back, level + 1
     return level
