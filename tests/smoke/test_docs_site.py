@@ -5,11 +5,12 @@ The site is built with ``mkdocs build --strict`` into a temporary folder, then
 - every page's images exist and are not empty, and every internal link
   resolves: to a page of the site, and to an anchor on that page (mkdocs
   ``--strict`` checks the Markdown links, not the anchors of every link);
-- where Chromium is installed, a real headless browser opens the home,
-  getting-started and user-guide pages: every image loads (``naturalWidth``
-  above 0) and a screenshot of each is written (to ``$DOCS_SCREENSHOTS`` if
-  set, else the test's temporary folder). Without Chromium (or without
-  Playwright, which drives it) that part is skipped with a message.
+- where Chromium is installed, a real headless browser opens every page:
+  every image loads (``naturalWidth`` above 0), no page is wider than the
+  window, and with ``$DOCS_SCREENSHOTS`` set a full-page screenshot of each is
+  written there, to be looked at. Without Chromium (or without Playwright, which
+  drives it) that part is skipped with a message; ``.ci/run`` installs both
+  where it can.
 
 Needs the ``docs`` extra (mkdocs); skipped without it. CI runs it after its
 docs build (``.ci/run``).
@@ -31,8 +32,6 @@ pytest.importorskip("mkdocs", reason="the docs extra builds the site")
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-#: The pages a newcomer opens first: each one is looked at in the browser.
-FIRST_PAGES = ["index.html", "getting-started/index.html", "user-guide/index.html"]
 CHROMIUM = ("chromium", "chromium-browser", "google-chrome", "chrome", "headless_shell")
 
 
@@ -121,7 +120,16 @@ def _chromium():
     return None
 
 
-def test_the_first_pages_in_a_headless_browser(site, tmp_path):
+def _pages(site):
+    """Every page of the site, as a path relative to it (not the 404 page)."""
+    return sorted(
+        str(page.relative_to(site))
+        for page in site.rglob("*.html")
+        if page.name != "404.html"
+    )
+
+
+def test_every_page_in_a_headless_browser(site):
     executable = _chromium()
     if executable is None:
         pytest.skip(
@@ -132,12 +140,16 @@ def test_the_first_pages_in_a_headless_browser(site, tmp_path):
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="Playwright drives the browser"
     )
-    shots = Path(os.environ.get("DOCS_SCREENSHOTS", tmp_path))
-    shots.mkdir(parents=True, exist_ok=True)
+    shots = os.environ.get("DOCS_SCREENSHOTS")  # none unless asked: seconds each
+    if shots is not None:
+        shots = Path(shots)
+        shots.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=executable)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        for name in FIRST_PAGES:
+        pages = _pages(site)
+        assert "index.html" in pages and "user-guide/index.html" in pages
+        for name in pages:
             page.goto((site / name).as_uri(), wait_until="load")
             unloaded = page.evaluate(
                 "Array.from(document.images)"
@@ -146,7 +158,13 @@ def test_the_first_pages_in_a_headless_browser(site, tmp_path):
             )
             assert unloaded == [], f"{name}: images that did not load: {unloaded}"
             assert page.title()
-            shot = shots / (name.replace("/", "-").replace(".html", ".png"))
-            page.screenshot(path=str(shot), full_page=True)
-            assert shot.stat().st_size > 10_000
+            wide = page.evaluate(
+                "document.documentElement.scrollWidth"
+                " - document.documentElement.clientWidth"
+            )
+            assert wide <= 0, f"{name}: {wide} px wider than the window"
+            if shots is not None:  # for a person to look at
+                shot = shots / (name.replace("/", "-").replace(".html", ".png"))
+                page.screenshot(path=str(shot), full_page=True)
+                assert shot.stat().st_size > 10_000
         browser.close()
