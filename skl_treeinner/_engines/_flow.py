@@ -99,16 +99,20 @@ def _each_warning_once():
     on other folds: a warning about the data or a booster's settings (rows
     that look ordered, LightGBM's ``cat_l2``) would otherwise come once per
     split and repeat. Warnings pass the filters as they are raised (an
-    ``"error"`` filter raises at once) and again when emitted here.
+    ``"error"`` filter raises at once) and again when emitted here, also
+    when the block fails (a warning may say why).
     """
-    with warnings.catch_warnings(record=True) as caught:
-        yield
-    seen = set()
-    for w in caught:
-        key = (w.category, str(w.message))
-        if key not in seen:
-            seen.add(key)
-            warnings.warn(w.message, stacklevel=user_stacklevel())
+    caught = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            yield
+    finally:
+        seen = set()
+        for w in caught:
+            key = (w.category, str(w.message))
+            if key not in seen:
+                seen.add(key)
+                warnings.warn(w.message, stacklevel=user_stacklevel())
 
 
 def _repeat_input(repeat, plan, checked: CheckedInput, engine: Engine):
