@@ -144,7 +144,8 @@ def test_numbers_held_as_objects_get_to_numeric_advice_that_works():
     frame["income"] = pd.to_numeric(frame["income"])  # the advice, followed
     sel = TreeInnerSelector(xgb.XGBRegressor(**small(n_estimators=30)), cv=None)
     assert sel.fit(frame, y).get_support()[3]  # the one signal is kept
-    text = frame.assign(income=frame["income"].astype(str))  # numbers as strings
+    strings = frame["income"].fillna(50.0).astype(str)  # numbers stored as text
+    text = frame.assign(income=strings)
     with pytest.raises(ValueError, match=r"'income'.*pd\.to_numeric"):
         TreeInnerSelector(random_state=0).fit(text, y)
     words = frame.assign(income=np.where(y > 0, "high", "low"))  # real text
