@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pickle
 import warnings
 from importlib.metadata import PackageNotFoundError, version
 
@@ -50,7 +51,9 @@ def fit_selection_cached(memory, plan, random_state) -> dict:
     if reason is None:
         try:
             statistics, said = memory.cache(_fit, ignore=["plan"])(_key(plan), plan)
-        except (TypeError, AttributeError, ValueError) as e:  # pickling the key
+        except pickle.PicklingError as e:  # hashing pickles the key
+            reason = f"its inputs could not be hashed ({e})"
+        except (TypeError, AttributeError, ValueError) as e:
             if "pickle" not in str(e).lower():
                 raise
             reason = f"its inputs could not be hashed ({e})"
