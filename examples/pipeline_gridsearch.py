@@ -37,7 +37,7 @@ from sklearn.pipeline import Pipeline
 
 from skl_treeinner import TreeInnerSelector
 
-# 4 informative features (columns 0-3, shuffle=False) and 56 pure-noise ones
+# 4 informative features (columns 0-3: shuffle=False) and 56 pure-noise ones
 X, y = make_classification(
     n_samples=600,
     n_features=60,
@@ -47,6 +47,11 @@ X, y = make_classification(
     shuffle=False,
     random_state=0,
 )
+# shuffle=False also leaves the rows sorted by class: put them in random order,
+# as a real sample comes (the selector warns of rows that look ordered, since its
+# folds would then hold out rows between their neighbours)
+rows = np.random.default_rng(0).permutation(len(y))
+X, y = X[rows], y[rows]
 relevant = np.arange(X.shape[1]) < 4
 
 booster = xgb.XGBClassifier(
