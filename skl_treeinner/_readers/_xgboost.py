@@ -260,21 +260,26 @@ class XGBoostReader(ModelReader):
 
     @classmethod
     def prepare_estimator(cls, estimator, X) -> None:
-        """Refuse categorical columns when the booster was not told to take them.
+        """Refuse the categorical columns XGBoost would refuse inside ``fit``.
 
-        XGBoost's own refusal comes from inside ``fit``; this one comes first,
-        with the parameter that turns it on.
+        XGBoost's own refusals come from inside ``fit``; these come first, with
+        the fix: a categorical column when the booster was not told
+        ``enable_categorical=True``, and a pandas category whose categories are
+        floats (XGBoost takes integer or text categories; ``astype('category')``
+        of a float column, one with NaN say, makes float ones).
         """
-        if estimator.get_params().get("enable_categorical"):
-            return
         dtypes = getattr(X, "dtypes", None)
         if dtypes is None:
             return
         names = getattr(X, "columns", range(len(dtypes)))
+        enabled = estimator.get_params().get("enable_categorical")
         for name, dtype in zip(names, dtypes, strict=False):
-            if str(dtype) == "category" or str(dtype).startswith(
-                ("Categorical", "Enum")
+            if not (
+                str(dtype) == "category"
+                or str(dtype).startswith(("Categorical", "Enum"))
             ):
+                continue
+            if not enabled:
                 raise ValueError(
                     f"Column {str(name)!r} of X is categorical, but the "
                     f"{type(estimator).__name__} was built without "
@@ -282,6 +287,9 @@ class XGBoostReader(ModelReader):
                     "enable_categorical=True (and tree_method='hist'), or encode "
                     "the column as numbers."
                 )
+            pandas = str(dtype) == "category"  # polars' categories are text
+            if pandas and dtype.categories.dtype.kind == "f":
+                raise ValueError(_float_categories_message(str(name), dtype.categories))
 
     @classmethod
     def threads_change_results(cls, estimator):  # noqa: D102
@@ -560,6 +568,25 @@ class XGBoostReader(ModelReader):
                 kwargs["feature_types"] = None
             dmat = xgb.DMatrix(X, **kwargs)
         return dmat
+
+
+def _float_categories_message(name: str, categories) -> str:
+    """Say what to do with a pandas category of floats, which XGBoost refuses.
+
+    Text categories, not integer ones: on Dask collections XGBoost can refuse
+    integer categories too ("Input pointer misalignment", a partition's
+    category index moved between workers), where text ones fit.
+    """
+    values = np.asarray(categories, dtype=np.float64)
+    shown = ", ".join(f"{v:g}" for v in values[:3])
+    return (
+        f"Column {name!r} of X is a category whose categories are floats "
+        f"({shown}{', ...' if values.size > 3 else ''}), which XGBoost refuses "
+        "inside its fit. Name them by text: "
+        f"X[{name!r}] = X[{name!r}].cat.rename_categories(str); or, where the "
+        f"values' order means something, keep the column as numbers: "
+        f"X[{name!r}] = X[{name!r}].astype(float)."
+    )
 
 
 def objective_name(config: dict) -> str:

@@ -330,8 +330,20 @@ def test_bad_input_is_refused_and_nothing_is_left_fitted(client):
         TreeInnerSelector(dxgb.DaskXGBClassifier(n_estimators=2)).fit(
             Xd, da.from_array(classes, chunks=100)
         )
+    # Categorical columns XGBoost refuses inside its fit, refused first.
+    unit = pd.Series(np.where(X[:, 0] > 0, 2.0, 1.0)).astype("category")
+    frame = pd.DataFrame(X, columns=list("abcde")).assign(a=unit)
+    y_frame = dd.from_pandas(pd.Series(y), npartitions=3)
+    with pytest.raises(ValueError, match=r"'a'.*floats \(1, 2\).*\(str\)"):
+        TreeInnerSelector().fit(dd.from_pandas(frame, npartitions=3), y_frame)
+    with pytest.raises(ValueError, match="built without enable_categorical=True"):
+        selector.fit(dd.from_pandas(frame, npartitions=3), y_frame)
     assert not hasattr(selector, "scores_")
     assert not hasattr(selector, "n_features_in_")
+    fixed = frame.assign(a=unit.cat.rename_categories(str))  # the advice, followed
+    est.set_params(enable_categorical=True)
+    selector.set_params(cv=None).fit(dd.from_pandas(fixed, npartitions=3), y_frame)
+    assert selector.scores_.shape == (5,)
 
 
 def test_parquet_frames_set_output_and_misaligned_targets(client, tmp_path):

@@ -156,6 +156,33 @@ def test_numbers_held_as_objects_get_to_numeric_advice_that_works():
         TreeInnerSelector(random_state=0).fit(pl.from_pandas(text), y)
 
 
+def test_a_category_of_floats_gets_advice_that_works_before_any_fit(monkeypatch):
+    # A float column with NaN made a category (loanapp's 'unit', 'occ'): the
+    # default booster crashed inside its fit ("Category index from DataFrame
+    # has floating point dtype"), in every fold of cross_val_score.
+    X, y = data()
+    frame = pd.DataFrame(X[:, 1:], columns=["age", "tenure", "visits"])
+    unit = np.where(X[:, 0] > 0, 2.0, 1.0)
+    unit[::7] = np.nan
+    frame["unit"] = pd.Series(unit).astype("category")
+    y = y + 3 * np.nan_to_num(unit)
+    fits = []
+    monkeypatch.setattr(
+        xgb.XGBRegressor, "fit", lambda self, *a, **k: fits.append(1) or self
+    )
+    with pytest.raises(ValueError, match=r"'unit'.*floats \(1, 2\).*\(str\)"):
+        TreeInnerSelector(random_state=0).fit(frame, y)
+    assert not fits  # refused before any fit
+    monkeypatch.undo()
+    small_booster = xgb.XGBRegressor(enable_categorical=True, **small(n_estimators=30))
+    for fixed in (  # each advice, followed
+        frame.assign(unit=frame["unit"].cat.rename_categories(str)),
+        frame.assign(unit=frame["unit"].astype(float)),
+    ):
+        sel = TreeInnerSelector(small_booster, cv=None, random_state=0)
+        assert sel.fit(fixed, y).get_support()[3]  # the signal is kept
+
+
 def test_a_pipeline_step_after_the_selector_gets_the_frame_it_needs():
     # Issue 54: transform gave the next step a numpy object array, which
     # LightGBM refused in every fold ("could not convert string to float:

@@ -36,6 +36,7 @@ import copy
 from numbers import Integral
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
 
@@ -288,6 +289,8 @@ def check_input(plan, default) -> CheckedInput:
         warn_integer_numbers(y)  # as in memory: a price or a count, said once
     _check_estimator(base, plan.prefit)
     check_supported(base)
+    if not plan.prefit:  # what the booster's fit would refuse, refused first
+        reader_class(base).prepare_estimator(clone(base), meta(X))
     if not classifier and getattr(y.dtype, "kind", "O") not in "biuf":
         raise ValueError(
             f"A regressor cannot fit y of dtype {y.dtype}: pass numbers, or a "
