@@ -274,10 +274,8 @@ class XGBoostReader(ModelReader):
         names = getattr(X, "columns", range(len(dtypes)))
         enabled = estimator.get_params().get("enable_categorical")
         for name, dtype in zip(names, dtypes, strict=False):
-            if not (
-                str(dtype) == "category"
-                or str(dtype).startswith(("Categorical", "Enum"))
-            ):
+            pandas = str(dtype) == "category"  # polars': Categorical, Enum (text)
+            if not (pandas or str(dtype).startswith(("Categorical", "Enum"))):
                 continue
             if not enabled:
                 raise ValueError(
@@ -287,7 +285,6 @@ class XGBoostReader(ModelReader):
                     "enable_categorical=True (and tree_method='hist'), or encode "
                     "the column as numbers."
                 )
-            pandas = str(dtype) == "category"  # polars' categories are text
             if pandas and dtype.categories.dtype.kind == "f":
                 raise ValueError(_float_categories_message(str(name), dtype.categories))
 
